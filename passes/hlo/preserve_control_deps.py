@@ -1,0 +1,308 @@
+"""Link #1, `preserve-control-deps`: reify every HLO control edge as data.
+
+A successor S with control predecessors p0..pk-1 gets
+
+    %cc = shape(D) custom-call(p0, ..., pk-1, D),
+          custom_call_target="AwsNeuronControlDep", custom_call_has_side_effect=true
+
+as its operand 0 (D, the old operand 0, is the data operand and comes last),
+and loses its control predecessors: the edge now lives in data, which XLA's
+HLO→MLIR importer keeps. Spec: "Pipeline Position — the round-trip with 4.15".
+
+Two kinds of instruction cannot play their part directly (DESIGN.md, "Link #1
+details"):
+- a successor that has no operand, or whose operand XLA pins (`*-done` and
+  `*-update` must read their `*-start`): its edges are rerouted to each user
+  of S, the custom-call wrapping S's value where that user reads it;
+- a predecessor whose value has no MLIR value after import (`async-start`
+  becomes `!mhlo.async_bundle`; `send`/`recv` hold a u32[] context that makes
+  the importer abort): its matching `*-done` stands in, a stronger order,
+  unless that would make a cycle.
+Whatever cannot be kept is dropped and reported, never lost silently.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+
+from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS
+from passes.hlo.ir import Computation, Instruction, Module, Shape
+
+
+class Fate(enum.Enum):
+    PRESERVED = "preserved"  # p → S is a custom-call operand feeding S
+    REROUTED = "rerouted"    # kept as other edges, listed in `emitted`
+    DROPPED = "dropped"      # not representable; `reason` says why
+
+
+@dataclass(frozen=True)
+class EdgeFate:
+    computation: str
+    predecessor: str
+    successor: str
+    fate: Fate
+    # The (predecessor, successor) edges actually emitted for this one.
+    emitted: tuple[tuple[str, str], ...] = ()
+    reason: str = ""
+
+    def __str__(self) -> str:
+        edge = f"%{self.computation}: %{self.predecessor} -> %{self.successor}"
+        if self.fate is Fate.PRESERVED:
+            return f"{edge}: preserved"
+        if self.fate is Fate.REROUTED:
+            via = ", ".join(f"%{p} -> %{s}" for p, s in self.emitted)
+            return f"{edge}: rerouted to {via} ({self.reason})"
+        return f"{edge}: dropped ({self.reason})"
+
+
+@dataclass
+class PreserveResult:
+    changed: bool = False
+    edges: list[EdgeFate] = field(default_factory=list)
+
+    def count(self, fate: Fate) -> int:
+        return sum(1 for e in self.edges if e.fate is fate)
+
+    def summary(self) -> str:
+        return (f"{len(self.edges)} control edge(s): {self.count(Fate.PRESERVED)} preserved, "
+                f"{self.count(Fate.REROUTED)} rerouted, {self.count(Fate.DROPPED)} dropped")
+
+
+# Ops that begin an asynchronous pair: after import their value is an async
+# bundle or carries a context with no MLIR value, so it may not be an operand.
+_START = re.compile(r"^(async-start|async-update|send|recv|[a-z\-]+-start)$")
+
+
+def is_async_start(instr: Instruction) -> bool:
+    return bool(_START.match(instr.opcode))
+
+
+def pins_its_operands(instr: Instruction) -> bool:
+    """XLA requires `*-done`/`*-update` to read their `*-start` directly."""
+    return instr.opcode.endswith("-done") or instr.opcode == "async-update"
+
+
+@dataclass
+class PreserveControlDeps:
+    """The HLO pass. `bundle=True` sends the predecessors through one HLO
+    `tuple`, so that the importer produces the spec's tuple artifact."""
+
+    bundle: bool = False
+    name = "preserve-control-deps"
+
+    def run(self, module: Module) -> PreserveResult:
+        result = PreserveResult()
+        self._taken = module.instruction_names()
+        for comp in module.computations:
+            _ComputationRewrite(self, comp, result).run()
+        if result.changed:
+            _set_frontend_attribute(module, HAS_CONTROL_DEPS, '"true"')
+        return result
+
+    def fresh_name(self, base: str) -> str:
+        name, n = base, 0
+        while name in self._taken:
+            n += 1
+            name = f"{base}.{n}"
+        self._taken.add(name)
+        return name
+
+
+class _ComputationRewrite:
+    def __init__(self, pass_: PreserveControlDeps, comp: Computation, result: PreserveResult):
+        self.pass_, self.comp, self.result = pass_, comp, result
+        self.users = comp.users()
+        self.reordered = False
+        # New instructions by the instruction they go before; spliced in once
+        # at the end, so that many edges cost one pass over the computation.
+        self.inserted: dict[Instruction, list[Instruction]] = {}
+
+    def run(self) -> None:
+        successors = [i for i in self.comp.instructions if i.control_predecessors]
+        for succ in successors:
+            preds, succ.control_predecessors = succ.control_predecessors, []
+            self.result.changed = True
+            self.reify(succ, preds)
+        if self.inserted:
+            self.comp.instructions[:] = [
+                new for instr in self.comp.instructions
+                for new in self.inserted.get(instr, []) + [instr]]
+        if self.reordered:
+            _restore_definition_order(self.comp)
+
+    def reify(self, succ: Instruction, preds: list[Instruction]) -> None:
+        direct = bool(succ.operands) and not pins_its_operands(succ) and not is_async_start(succ.operands[0])
+        targets = [succ] if direct else [
+            u for u in self.users.get(succ, []) if not pins_its_operands(u)]
+        if not targets:
+            why = ("it has no user to reroute to" if not self.users.get(succ)
+                   else "its only users pin their operands")
+            for p in preds:
+                self.drop(p, succ, f"%{succ.name} cannot take an operand ({succ.opcode}) and {why}")
+            return
+        kept: list[tuple[Instruction, Instruction]] = []  # (original, stand-in)
+        for p in preds:
+            stand_in, reason = self.stand_in(p, succ, targets)
+            if stand_in is None:
+                self.drop(p, succ, reason)
+            else:
+                kept.append((p, stand_in))
+        if not kept:
+            return
+        operands = list(dict.fromkeys(s for _, s in kept))
+        for target in targets:
+            self.wrap(target, succ if not direct else None, operands)
+        for p, stand_in in kept:
+            emitted = tuple((stand_in.name, t.name) for t in targets)
+            if direct and stand_in is p:
+                fate = EdgeFate(self.comp.name, p.name, succ.name, Fate.PRESERVED, emitted)
+            else:
+                reasons = []
+                if stand_in is not p:
+                    reasons.append(f"%{p.name} is a {p.opcode}, which has no value after import; "
+                                   f"its %{stand_in.name} stands in")
+                if not direct:
+                    reasons.append(f"%{succ.name} ({succ.opcode}) cannot take an operand; "
+                                   "its users carry the edge")
+                fate = EdgeFate(self.comp.name, p.name, succ.name, Fate.REROUTED, emitted, "; ".join(reasons))
+            self.result.edges.append(fate)
+
+    def stand_in(self, p: Instruction, succ: Instruction, targets: list[Instruction]):
+        """The instruction that can be an operand in p's place, or (None, why)."""
+        if not is_async_start(p):
+            return p, ""
+        done = _matching_done(p, self.users)
+        if done is None:
+            return None, f"%{p.name} is a {p.opcode} with no matching *-done to stand in for it"
+        for t in targets:
+            if t is done or _depends_on(done, t):
+                return None, (f"%{p.name} is a {p.opcode}; its %{done.name} cannot stand in "
+                              f"because it comes after %{t.name} (a cycle)")
+        self.reordered = True
+        return done, ""
+
+    def wrap(self, target: Instruction, rerouted_from: Instruction | None, preds: list[Instruction]) -> None:
+        """Make a control-dep custom-call feed `target` where it reads its data."""
+        data = rerouted_from or target.operands[0]
+        operands = preds
+        if self.pass_.bundle:
+            bundle = Instruction(self.pass_.fresh_name(f"{target.name}.control-dep-bundle"),
+                                 Shape.tuple_of([p.shape for p in preds]), "tuple", list(preds))
+            self.insert(target, bundle)
+            operands = [bundle]
+        cc = Instruction(
+            self.pass_.fresh_name(f"{target.name}.control-dep"), data.shape, "custom-call",
+            operands + [data],
+            [("custom_call_target", f'"{CONTROL_DEP_TARGET}"'), ("custom_call_has_side_effect", "true")])
+        self.insert(target, cc)
+        if rerouted_from is None:
+            target.operands[0] = cc
+        else:
+            target.operands = [cc if op is rerouted_from else op for op in target.operands]
+        # Keep the users map true: a later reroute must see this custom-call.
+        self.users[cc] = [target]
+        if data not in target.operands:
+            self.users[data] = [u for u in self.users[data] if u is not target]
+
+    def insert(self, before: Instruction, new: Instruction) -> None:
+        self.inserted.setdefault(before, []).append(new)
+        self.users[new] = []
+        for op in dict.fromkeys(new.operands):
+            self.users.setdefault(op, []).append(new)
+
+    def drop(self, p: Instruction, succ: Instruction, reason: str) -> None:
+        self.result.edges.append(EdgeFate(self.comp.name, p.name, succ.name, Fate.DROPPED, (), reason))
+
+
+def _matching_done(start: Instruction, users: dict[Instruction, list[Instruction]]) -> Instruction | None:
+    """Follow start → update* → done through data users."""
+    current = start
+    for _ in range(len(users)):
+        nxt = [u for u in users.get(current, []) if pins_its_operands(u)]
+        if not nxt:
+            return None
+        current = nxt[0]
+        if current.opcode.endswith("-done"):
+            return current
+    return None
+
+
+def _depends_on(instr: Instruction, ancestor: Instruction) -> bool:
+    """Whether `instr` transitively reads or waits for `ancestor`."""
+    seen, stack = set(), [instr]
+    while stack:
+        node = stack.pop()
+        for dep in node.operands + node.control_predecessors:
+            if dep is ancestor:
+                return True
+            if id(dep) not in seen:
+                seen.add(id(dep))
+                stack.append(dep)
+    return False
+
+
+def _restore_definition_order(comp: Computation) -> None:
+    """Stable topological order: XLA requires definitions before uses, and a
+    stand-in `*-done` may be defined after the custom-call that reads it.
+    Program order breaks ties, so a scheduled module moves as little as it can."""
+    position = {id(i): n for n, i in enumerate(comp.instructions)}
+    placed: set[int] = set()
+    order: list[Instruction] = []
+
+    def place(instr: Instruction) -> None:
+        stack = [(instr, iter(sorted(instr.operands + instr.control_predecessors,
+                                     key=lambda d: position[id(d)])))]
+        while stack:
+            node, deps = stack[-1]
+            dep = next((d for d in deps if id(d) not in placed), None)
+            if dep is not None:
+                stack.append((dep, iter(sorted(dep.operands + dep.control_predecessors,
+                                               key=lambda d: position[id(d)]))))
+                continue
+            stack.pop()
+            if id(node) not in placed:
+                placed.add(id(node))
+                order.append(node)
+
+    for instr in comp.instructions:
+        place(instr)
+    comp.instructions[:] = order
+
+
+def _set_frontend_attribute(module: Module, key: str, value: str) -> None:
+    """Merge key=value into the module's `frontend_attributes={...}`."""
+    current = module.attribute("frontend_attributes")
+    entries: list[tuple[str, str]] = []
+    if current:
+        body = current.strip()[1:-1]
+        for item in _split_top_level(body):
+            k, _, v = item.partition("=")
+            entries.append((k.strip(), v.strip()))
+    entries = [(k, v) for k, v in entries if k != key] + [(key, value)]
+    module.set_attribute("frontend_attributes", "{" + ",".join(f"{k}={v}" for k, v in entries) + "}")
+
+
+def _split_top_level(text: str) -> list[str]:
+    items, depth, start, in_string, i = [], 0, 0, False, 0
+    while i < len(text):
+        c = text[i]
+        if in_string:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "{[(":
+            depth += 1
+        elif c in "}])":
+            depth -= 1
+        elif c == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+        i += 1
+    if text[start:].strip():
+        items.append(text[start:])
+    return [s for s in (item.strip() for item in items) if s]

@@ -1,0 +1,377 @@
+"""Read HLO text, as XLA prints it, into the IR of `ir.py`.
+
+The reader interprets only what the passes rewire (names, shapes, opcodes,
+operands, control predecessors, called computations) and keeps every other
+attribute as the exact text that was read, so writing a module back changes
+nothing XLA would notice. XLA's grammar is free-form (no line structure), so
+this is a scanner over the whole text, not a line splitter.
+
+The tuple-element operand `%t#i`, printed by newer XLA in scheduled modules,
+is normalised into an explicit `get-tuple-element` so that jaxlib 0.10.2's
+parser accepts the result.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from passes.hlo.ir import PAYLOAD_OPCODES, Computation, Instruction, Module, Shape
+
+_NAME = re.compile(r"%?([A-Za-z0-9_][A-Za-z0-9_.\-]*)")
+_OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
+_ATTRIBUTE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+_DTYPE = re.compile(r"[a-z][a-z0-9]*(?=\[)")
+_INDEX = re.compile(r"#([0-9]+)")
+_STACK_FRAME_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+_CLOSERS = {"(": ")", "{": "}", "[": "]"}
+
+
+class HloSyntaxError(ValueError):
+    """Bad HLO text: `line:column: message`, with the source name when known."""
+
+    def __init__(self, message: str, line: int, column: int, source: str | None = None):
+        self.message, self.line, self.column, self.source = message, line, column, source
+        where = f"{source}:{line}:{column}" if source else f"{line}:{column}"
+        super().__init__(f"{where}: {message}")
+
+
+def read_module(text: str | bytes, source: str | None = None) -> Module:
+    """Parse one HLO module. `source` names the input in error messages."""
+    if isinstance(text, bytes):
+        text = _decode(text, source)
+    return _Reader(text, source).module()
+
+
+def _decode(data: bytes, source: str | None) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        head = data[: err.start]
+        line = head.count(b"\n") + 1
+        column = err.start - (head.rfind(b"\n") + 1) + 1
+        raise HloSyntaxError(
+            f"input is not UTF-8 text (byte 0x{data[err.start]:02x}); "
+            "HLO modules are text: pass the .txt that XLA dumped, not a binary proto",
+            line, column, source) from None
+
+
+class _Reader:
+    def __init__(self, text: str, source: str | None):
+        self.text, self.source, self.pos = text, source, 0
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    # -- positions and errors ------------------------------------------------
+
+    def where(self, pos: int | None = None) -> tuple[int, int]:
+        pos = self.pos if pos is None else pos
+        line = bisect.bisect_right(self._line_starts, pos)
+        return line, pos - self._line_starts[line - 1] + 1
+
+    def error(self, message: str, pos: int | None = None) -> HloSyntaxError:
+        return HloSyntaxError(message, *self.where(pos), self.source)
+
+    def describe_here(self) -> str:
+        if self.pos >= len(self.text):
+            return "end of input"
+        return repr(self.text[self.pos:self.pos + 20].split("\n")[0])
+
+    # -- lexical helpers -----------------------------------------------------
+
+    def skip_space(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.pos < n:
+            c = text[self.pos]
+            if c in " \t\r\n":
+                self.pos += 1
+            elif text.startswith("/*", self.pos):
+                end = text.find("*/", self.pos + 2)
+                if end < 0:
+                    raise self.error("unterminated /* comment")
+                self.pos = end + 2
+            elif text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                self.pos = n if end < 0 else end
+            else:
+                return
+
+    def peek(self, s: str) -> bool:
+        self.skip_space()
+        return self.text.startswith(s, self.pos)
+
+    def accept(self, s: str) -> bool:
+        if self.peek(s):
+            self.pos += len(s)
+            return True
+        return False
+
+    def expect(self, s: str, what: str) -> None:
+        if not self.accept(s):
+            raise self.error(f"expected '{s}' {what}, found {self.describe_here()}")
+
+    def match(self, pattern: re.Pattern) -> re.Match | None:
+        self.skip_space()
+        m = pattern.match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+        return m
+
+    def name(self, what: str) -> str:
+        m = self.match(_NAME)
+        if not m:
+            raise self.error(f"expected {what}, found {self.describe_here()}")
+        return m.group(1)
+
+    def balanced(self, stop_at_space: bool) -> str:
+        """Text up to a top-level ',' (or space, or unmatched closer),
+        respecting brackets, quotes and escapes: one attribute value."""
+        self.skip_space()
+        text, start, depth, stack = self.text, self.pos, 0, []
+        i, n = self.pos, len(self.text)
+        while i < n:
+            c = text[i]
+            if c == '"':
+                i += 1
+                while i < n and text[i] != '"':
+                    i += 2 if text[i] == "\\" else 1
+                if i >= n:
+                    raise self.error("unterminated string", start)
+            elif c in _CLOSERS:
+                stack.append((_CLOSERS[c], i))
+                depth += 1
+            elif c in ")}]":
+                if not stack:
+                    break
+                want, opened = stack.pop()
+                if c != want:
+                    raise self.error(f"'{c}' does not close the '{text[opened]}' opened at "
+                                     "%d:%d" % self.where(opened), i)
+                depth -= 1
+            elif depth == 0 and (c == "," or (stop_at_space and c in " \t\r\n")):
+                break
+            i += 1
+        if stack:
+            raise self.error(f"'{text[stack[-1][1]]}' is never closed", stack[-1][1])
+        self.pos = i
+        return text[start:i]
+
+    def group(self, opener: str, what: str) -> str:
+        """The text between `opener` and its matching closer (exclusive)."""
+        start = self.pos
+        self.expect(opener, what)
+        inner = self.balanced(stop_at_space=False)
+        while self.peek(","):  # top-level commas inside the group
+            self.pos += 1
+            inner += "," + self.balanced(stop_at_space=False)
+        if not self.accept(_CLOSERS[opener]):
+            raise self.error(f"'{opener}' {what} is never closed", start)
+        return inner.strip()
+
+    # -- shapes --------------------------------------------------------------
+
+    def shape(self) -> Shape:
+        self.skip_space()
+        start = self.pos
+        if self.accept("("):
+            elements = []
+            if not self.peek(")"):
+                elements.append(self.shape())
+                while self.accept(","):
+                    elements.append(self.shape())
+            self.expect(")", "to close the tuple shape")
+            return Shape(self.text[start:self.pos], tuple(elements))
+        if not self.match(_DTYPE):
+            raise self.error(f"expected a shape such as f32[8]{{0}}, found {self.describe_here()}")
+        self.group("[", "of the shape's dimensions")
+        if self.text.startswith("{", self.pos):  # layout follows without a space
+            self.group("{", "of the layout")
+        return Shape(self.text[start:self.pos])
+
+    # -- module --------------------------------------------------------------
+
+    def module(self) -> Module:
+        if not self.text.strip():
+            raise self.error("input is empty; expected an HLO module starting with 'HloModule'")
+        if not self.accept("HloModule"):
+            raise self.error(f"expected 'HloModule' at the start of the module, found {self.describe_here()}")
+        module = Module(self.name("a module name"))
+        while self.accept(","):
+            module.attributes.append(self.attribute())
+        module.stack_frame_text = self.stack_frames()
+        names: set[str] = set()
+        self.skip_space()
+        while self.pos < len(self.text):
+            comp = self.computation(module)
+            if comp.name in names:
+                raise self.error(f"duplicate computation name %{comp.name}", self._line_starts[comp.line - 1])
+            names.add(comp.name)
+            module.computations.append(comp)
+            self.skip_space()
+        if not module.computations:
+            raise self.error("the module has no computations")
+        self.check_called_computations(module, names)
+        return module
+
+    def attribute(self) -> tuple[str, str]:
+        m = self.match(_ATTRIBUTE_KEY)
+        if not m:
+            raise self.error(f"expected an attribute name, found {self.describe_here()}")
+        self.expect("=", f"after attribute '{m.group(0)}'")
+        return m.group(0), self.balanced(stop_at_space=True)
+
+    def stack_frames(self) -> str:
+        """The stack-frame sections, kept verbatim (XLA re-derives ids)."""
+        self.skip_space()
+        start = self.pos
+        while any(self.text.startswith(s, self.pos) for s in _STACK_FRAME_SECTIONS):
+            self.pos = self.text.find("\n", self.pos) + 1 or len(self.text)
+            # Section entries are lines that start with their numeric id.
+            while re.match(r"[ \t]*[0-9]", self.text[self.pos:self.pos + 32]):
+                self.pos = self.text.find("\n", self.pos) + 1 or len(self.text)
+            self.skip_space()
+        return self.text[start:self.pos].strip()
+
+    def check_called_computations(self, module: Module, names: set[str]) -> None:
+        for comp in module.computations:
+            for instr in comp.instructions:
+                for callee in instr.called_computation_names():
+                    if callee not in names:
+                        raise HloSyntaxError(
+                            f"%{instr.name} calls computation %{callee}, which the module does not define",
+                            instr.line or 1, 1, self.source)
+
+    # -- computations --------------------------------------------------------
+
+    def computation(self, module: Module) -> Computation:
+        self.skip_space()
+        start_line = self.where()[0]
+        is_entry = self.accept("ENTRY")
+        name = self.name("a computation name (or 'ENTRY')")
+        signature = None
+        if self.peek("("):
+            params = self.group("(", "of the parameter list")
+            self.expect("->", "between the parameters and the result shape")
+            signature = f"({params}) -> {self.shape().text}"
+        open_pos = self.pos
+        self.expect("{", f"to open computation %{name}")
+        scope: dict[str, Instruction] = {}
+        instructions: list[Instruction] = []
+        root = None
+        while True:
+            self.skip_space()
+            if self.pos >= len(self.text):
+                raise self.error(f"computation %{name} is not terminated: expected '}}' "
+                                 "before the end of input", open_pos)
+            if self.accept("}"):
+                break
+            instr, is_root = self.instruction(scope, instructions)
+            if is_root:
+                if root is not None:
+                    raise self.error(f"computation %{name} has two ROOT instructions "
+                                     f"(%{root.name} and %{instr.name})")
+                root = instr
+        if not instructions:
+            raise self.error(f"computation %{name} has no instructions", open_pos)
+        comp = Computation(name, instructions, root or instructions[-1], is_entry, signature, line=start_line)
+        while self.peek(",") and not self.text.startswith(",", self.pos + 1):
+            save = self.pos
+            self.pos += 1
+            if not self.match(_ATTRIBUTE_KEY) or not self.peek("="):
+                self.pos = save
+                break
+            self.pos = save + 1
+            comp.trailing_attributes.append(self.attribute())
+        return comp
+
+    def instruction(self, scope: dict[str, Instruction], out: list[Instruction]) -> tuple[Instruction, bool]:
+        start = self.pos
+        # `ROOT` is a keyword unless it is itself the instruction's name.
+        is_root = bool(re.match(r"ROOT\s+%?[A-Za-z0-9_]", self.text[self.pos:self.pos + 64]))
+        if is_root:
+            self.pos += 4
+        name_pos = self.pos
+        name = self.name("an instruction name or '}'")
+        if name in scope:
+            first = scope[name].line
+            raise self.error(f"duplicate instruction name %{name} (first defined on line {first})", name_pos)
+        self.expect("=", f"after instruction name %{name}")
+        shape = self.shape()
+        m = self.match(_OPCODE)
+        if not m:
+            raise self.error(f"expected an opcode for %{name}, found {self.describe_here()}")
+        instr = Instruction(name, shape, m.group(0), line=self.where(start)[0])
+        if instr.opcode in PAYLOAD_OPCODES:
+            instr.payload = self.group("(", f"of {instr.opcode}")
+        else:
+            self.expect("(", f"after opcode '{instr.opcode}'")
+            if not self.accept(")"):
+                instr.operands.append(self.operand(scope, out, instr))
+                while self.accept(","):
+                    instr.operands.append(self.operand(scope, out, instr))
+                self.expect(")", f"to close the operand list of %{name}")
+        while self.accept(","):
+            key_pos = self.pos
+            key, value = self.attribute()
+            if key == "control-predecessors":
+                instr.control_predecessors = self.predecessors(value, scope, name, key_pos)
+            else:
+                instr.attributes.append((key, value))
+        scope[name] = instr
+        out.append(instr)
+        return instr, is_root
+
+    def operand(self, scope: dict[str, Instruction], out: list[Instruction], user: Instruction) -> Instruction:
+        self.skip_space()
+        if self.text.startswith("(", self.pos) or _DTYPE.match(self.text, self.pos):
+            self.shape()  # the operand's shape is implied by its definition
+        pos = self.pos
+        name = self.name(f"an operand of %{user.name}")
+        operand = self.lookup(scope, name, pos, "operand", user.name)
+        index = _INDEX.match(self.text, self.pos)
+        if index:
+            self.pos = index.end()
+            operand = self.tuple_element(scope, out, operand, int(index.group(1)), pos)
+        return operand
+
+    def tuple_element(self, scope, out, tuple_instr: Instruction, index: int, pos: int) -> Instruction:
+        """`%t#i` → an explicit `get-tuple-element`, made once per (t, i)."""
+        elements = tuple_instr.shape.elements
+        if elements is None:
+            raise self.error(f"%{tuple_instr.name}#{index}: %{tuple_instr.name} is not a tuple "
+                             f"(its shape is {tuple_instr.shape.text})", pos)
+        if index >= len(elements):
+            raise self.error(f"%{tuple_instr.name}#{index}: the tuple has only {len(elements)} "
+                             f"element(s), indices 0 to {len(elements) - 1}", pos)
+        name = f"{tuple_instr.name}.gte{index}"
+        existing = scope.get(name)
+        if existing is not None and existing.opcode == "get-tuple-element" and existing.operands == [tuple_instr]:
+            return existing
+        while name in scope:
+            name += "_"
+        gte = Instruction(name, elements[index], "get-tuple-element", [tuple_instr],
+                          [("index", str(index))], line=self.where(pos)[0])
+        scope[name] = gte
+        out.append(gte)
+        return gte
+
+    def predecessors(self, value: str, scope, successor: str, pos: int) -> list[Instruction]:
+        if not (value.startswith("{") and value.endswith("}")):
+            raise self.error(f"control-predecessors of %{successor} must be a list like {{%a, %b}}", pos)
+        preds = []
+        for raw in value[1:-1].split(","):
+            if raw.strip():
+                name = raw.strip().lstrip("%")
+                pred = self.lookup(scope, name, pos, "control predecessor", successor)
+                if pred not in preds:
+                    preds.append(pred)
+        return preds
+
+    def lookup(self, scope, name: str, pos: int, role: str, user: str) -> Instruction:
+        found = scope.get(name)
+        if found is None:
+            later = re.search(r"(^|[\s,{(])%?" + re.escape(name) + r"\s*=", self.text[self.pos:])
+            hint = (" before it is defined; XLA requires operands and control predecessors "
+                    "to be defined earlier in the computation") if later else (
+                    " which is not defined in this computation")
+            raise self.error(f"%{user} uses {role} %{name}{hint}", pos)
+        return found

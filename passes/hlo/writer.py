@@ -1,0 +1,42 @@
+"""Write the IR back as HLO text that XLA's parser accepts.
+
+Operands are printed by name only (XLA's `short_parsable` style): their
+shapes are implied by their definitions, and XLA re-derives them.
+"""
+
+from __future__ import annotations
+
+from passes.hlo.ir import Computation, Instruction, Module
+
+
+def write_module(module: Module) -> str:
+    header = "HloModule " + module.name + "".join(f", {k}={v}" for k, v in module.attributes)
+    parts = [header]
+    if module.stack_frame_text:
+        parts.append(module.stack_frame_text)
+    parts.extend(write_computation(comp) for comp in module.computations)
+    return "\n\n".join(parts) + "\n"
+
+
+def write_computation(comp: Computation) -> str:
+    head = ("ENTRY " if comp.is_entry else "") + "%" + comp.name
+    if comp.signature:
+        head += " " + comp.signature
+    lines = [head + " {"]
+    lines.extend("  " + write_instruction(instr, instr is comp.root) for instr in comp.instructions)
+    tail = "}" + "".join(f", {k}={v}" for k, v in comp.trailing_attributes)
+    lines.append(tail)
+    return "\n".join(lines)
+
+
+def write_instruction(instr: Instruction, is_root: bool = False) -> str:
+    if instr.payload is not None:
+        inner = instr.payload
+    else:
+        inner = ", ".join("%" + op.name for op in instr.operands)
+    text = f"{'ROOT ' if is_root else ''}%{instr.name} = {instr.shape.text} {instr.opcode}({inner})"
+    attributes = list(instr.attributes)
+    if instr.control_predecessors:
+        preds = ", ".join("%" + p.name for p in instr.control_predecessors)
+        attributes.append(("control-predecessors", "{" + preds + "}"))
+    return text + "".join(f", {k}={v}" for k, v in attributes)

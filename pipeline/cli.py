@@ -1,0 +1,109 @@
+"""`hlo2penguin`: run the chain on an HLO module and write one stage's output.
+
+Exit status: 0 ok, 2 bad input or usage (one line on stderr, no traceback,
+no output file left behind).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+
+from passes.hlo import HloSyntaxError, read_module, write_module
+from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
+from pipeline.example import EXAMPLE_HLO, EXAMPLE_NAME
+from pipeline.xla import XlaRejected, parse_with_xla
+
+PROG = "hlo2penguin"
+STAGES = ("hlo",)
+
+
+class UsageError(Exception):
+    """Bad input or usage: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own exit would print usage too
+        raise UsageError(f"{message} (see '{PROG} --help')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description=(
+        "Carry XLA control dependencies from HLO into a Penguin program. "
+        "With no INPUT, runs the built-in example."))
+    p.add_argument("input", nargs="?", metavar="INPUT",
+                   help="HLO text file, or '-' for standard input (default: the built-in example)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
+    p.add_argument("--emit", choices=STAGES, default="hlo",
+                   help="which stage to write: hlo = the module after link #1 (default)")
+    p.add_argument("--bundle", action="store_true",
+                   help="link #1 passes each successor's predecessors through one HLO tuple")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print the edge summary on stderr")
+    return p
+
+
+def read_input(path: str | None) -> tuple[bytes | str, str]:
+    if path is None:
+        return EXAMPLE_HLO, EXAMPLE_NAME
+    if path == "-":
+        return sys.stdin.buffer.read(), "<stdin>"
+    try:
+        with open(path, "rb") as f:
+            return f.read(), path
+    except OSError as err:
+        raise UsageError(f"cannot read input '{path}': {err.strerror}") from None
+
+
+def write_output(path: str | None, text: str) -> None:
+    """Write atomically: a failed run never leaves a partial file behind."""
+    if path is None:
+        sys.stdout.write(text)
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".hlo2penguin-", suffix=".tmp")
+    except OSError as err:
+        raise UsageError(f"cannot write output '{path}': {err.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as err:
+        os.unlink(tmp)
+        raise UsageError(f"cannot write output '{path}': {err.strerror}") from None
+
+
+def run(args: argparse.Namespace) -> str:
+    data, source = read_input(args.input)
+    module = read_module(data, source)
+    text = data if isinstance(data, str) else data.decode("utf-8")
+    # XLA judges the input before we change it, so its complaints name the user's lines.
+    parse_with_xla(text, source)
+    result = PreserveControlDeps(bundle=args.bundle).run(module)
+    out = write_module(module)
+    parse_with_xla(out, f"{source} after link #1")
+    if not args.quiet:
+        for edge in result.edges:
+            if edge.fate is Fate.DROPPED:
+                print(f"{PROG}: warning: {edge}", file=sys.stderr)
+        print(f"{PROG}: {PreserveControlDeps.name}: {result.summary()}", file=sys.stderr)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        out = run(args)
+        write_output(args.output, out)
+    except (UsageError, HloSyntaxError, XlaRejected) as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
