@@ -1,0 +1,369 @@
+"""Link #1: every control edge becomes a custom-call operand, or is reported."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from imported_edges import control_dep_edges
+from passes.control_dep import CONTROL_DEP_TARGET
+from passes.hlo import read_module, write_module
+from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
+from pipeline.importer import import_hlo
+from pipeline.xla import parse_with_xla
+
+
+def hlo(text: str) -> str:
+    text = textwrap.dedent(text).strip() + "\n"
+    parse_with_xla(text)  # every input here is real XLA syntax
+    return text
+
+
+def run(text: str, bundle: bool = False):
+    module = read_module(text)
+    result = PreserveControlDeps(bundle=bundle).run(module)
+    out = write_module(module)
+    parse_with_xla(out)  # and so is every output
+    return module, result, out
+
+
+def fates(result) -> dict[tuple[str, str], Fate]:
+    return {(e.predecessor, e.successor): e.fate for e in result.edges}
+
+
+TWO_PREDS = hlo("""
+    HloModule two_preds, frontend_attributes={origin="test"}
+
+    ENTRY %main (x: f32[4]) -> f32[4] {
+      %x = f32[4]{0} parameter(0)
+      %a = f32[4]{0} negate(%x)
+      %b = f32[4]{0} exponential(%x)
+      %c = f32[4]{0} abs(%x)
+      ROOT %s = f32[4]{0} add(%c, %x), control-predecessors={%b, %a}
+    }
+""")
+
+
+def test_one_custom_call_per_successor_with_predecessors_in_order_then_data():
+    module, result, _ = run(TWO_PREDS)
+    s = module.entry.instruction("s")
+    cc = s.operands[0]
+    assert cc.opcode == "custom-call"
+    assert cc.attribute("custom_call_target") == f'"{CONTROL_DEP_TARGET}"'
+    assert cc.attribute("custom_call_has_side_effect") == "true"
+    assert [o.name for o in cc.operands] == ["b", "a", "c"]  # S's order, data last
+    assert cc.shape == module.entry.instruction("c").shape
+    assert s.operands[1].name == "x"  # only operand 0 is rewired
+    assert s.control_predecessors == []
+    assert result.changed
+    assert fates(result) == {("b", "s"): Fate.PRESERVED, ("a", "s"): Fate.PRESERVED}
+
+
+def test_module_frontend_attribute_is_merged_not_replaced():
+    module, _, out = run(TWO_PREDS)
+    attrs = module.attribute("frontend_attributes")
+    assert 'origin="test"' in attrs and 'has_control_deps="true"' in attrs
+    assert 'has_control_deps = "true"' in str(import_hlo(out))
+
+
+def test_running_twice_changes_nothing():
+    _, first, out = run(TWO_PREDS)
+    module = read_module(out)
+    second = PreserveControlDeps().run(module)
+    assert first.changed and not second.changed and second.edges == []
+    assert write_module(module) == out
+
+
+def test_module_without_edges_is_left_alone():
+    text = hlo("""
+        HloModule plain
+        ENTRY %main (x: f32[]) -> f32[] {
+          %x = f32[] parameter(0)
+          ROOT %n = f32[] negate(%x)
+        }
+    """)
+    module, result, out = run(text)
+    assert not result.changed
+    assert module.attribute("frontend_attributes") is None
+
+
+def test_imported_module_shows_each_edge_as_an_operand_feeding_its_successor():
+    _, _, out = run(TWO_PREDS)
+    module = import_hlo(out)
+    assert module.operation.verify()
+    assert control_dep_edges(module) == {("b", "s"), ("a", "s")}
+
+
+EVERY_KIND_OF_COMPUTATION = hlo("""
+    HloModule everywhere
+
+    %fused (p: f32[4], q: f32[4]) -> f32[4] {
+      %p = f32[4]{0} parameter(0)
+      %q = f32[4]{0} parameter(1)
+      %fa = f32[4]{0} negate(%p)
+      ROOT %fb = f32[4]{0} add(%q, %p), control-predecessors={%fa}
+    }
+
+    %callee (c: f32[4]) -> f32[4] {
+      %c = f32[4]{0} parameter(0)
+      %ca = f32[4]{0} negate(%c)
+      ROOT %cb = f32[4]{0} abs(%c), control-predecessors={%ca}
+    }
+
+    %body (s: (s32[], f32[4])) -> (s32[], f32[4]) {
+      %s = (s32[], f32[4]{0}) parameter(0)
+      %i = s32[] get-tuple-element(%s), index=0
+      %v = f32[4]{0} get-tuple-element(%s), index=1
+      %copy.v = f32[4]{0} copy(%v)
+      %w = f32[4]{0} negate(%v), control-predecessors={%copy.v}
+      ROOT %t = (s32[], f32[4]{0}) tuple(%i, %w)
+    }
+
+    %cond (s.1: (s32[], f32[4])) -> pred[] {
+      %s.1 = (s32[], f32[4]{0}) parameter(0)
+      %i.1 = s32[] get-tuple-element(%s.1), index=0
+      %k = s32[] constant(4)
+      ROOT %lt = pred[] compare(%i.1, %k), direction=LT, control-predecessors={%k}
+    }
+
+    %then (a.1: f32[4]) -> f32[4] {
+      %a.1 = f32[4]{0} parameter(0)
+      %t1 = f32[4]{0} negate(%a.1)
+      ROOT %t2 = f32[4]{0} abs(%a.1), control-predecessors={%t1}
+    }
+
+    %else (a.2: f32[4]) -> f32[4] {
+      %a.2 = f32[4]{0} parameter(0)
+      ROOT %e1 = f32[4]{0} negate(%a.2)
+    }
+
+    ENTRY %main (x: f32[4], flag: pred[]) -> f32[4] {
+      %x = f32[4]{0} parameter(0)
+      %flag = pred[] parameter(1)
+      %zero = s32[] constant(0)
+      %init = (s32[], f32[4]{0}) tuple(%zero, %x)
+      %loop = (s32[], f32[4]{0}) while(%init), condition=%cond, body=%body
+      %r = f32[4]{0} get-tuple-element(%loop), index=1
+      %f = f32[4]{0} fusion(%r, %x), kind=kLoop, calls=%fused
+      %called = f32[4]{0} call(%f), to_apply=%callee
+      ROOT %branch = f32[4]{0} conditional(%flag, %called, %x), true_computation=%then, false_computation=%else
+    }
+""")
+
+
+def test_edges_are_reified_in_every_kind_of_computation():
+    module, result, out = run(EVERY_KIND_OF_COMPUTATION)
+    by_computation = {e.computation for e in result.edges}
+    assert by_computation == {"fused", "callee", "body", "cond", "then"}
+    assert module.control_edges() == []
+    # A predecessor that is also an operand of its successor still gets its
+    # own custom-call: the edge must be visible as an edge, not as data.
+    lt = module.computation("cond").instruction("lt")
+    assert [o.name for o in lt.operands[0].operands] == ["k", "i.1"]
+    assert import_hlo(out).operation.verify()
+
+
+@pytest.mark.parametrize("bundle", [False, True])
+def test_every_kind_of_computation_survives_import(bundle):
+    _, result, out = run(EVERY_KIND_OF_COMPUTATION, bundle=bundle)
+    imported = control_dep_edges(import_hlo(out))
+    for edge in result.edges:
+        assert set(edge.emitted) <= imported, edge
+
+
+ZERO_OPERAND_SUCCESSORS = hlo("""
+    HloModule zero_operands
+
+    ENTRY %main (x: f32[4]) -> (f32[4], f32[4], s32[4], token[]) {
+      %x = f32[4]{0} parameter(0)
+      %a = f32[4]{0} negate(%x)
+      %k = f32[] constant(2), control-predecessors={%a}
+      %kb = f32[4]{0} broadcast(%k), dimensions={}
+      %m1 = f32[4]{0} multiply(%x, %kb)
+      %k2 = f32[4]{0} constant({1, 2, 3, 4}), control-predecessors={%a}
+      %m2 = f32[4]{0} add(%k2, %k2)
+      %io = s32[4]{0} iota(), iota_dimension=0, control-predecessors={%a}
+      %tok = token[] after-all(), control-predecessors={%a}
+      %unused = f32[] constant(1), control-predecessors={%a}
+      ROOT %out = (f32[4]{0}, f32[4]{0}, s32[4]{0}, token[]) tuple(%m1, %m2, %io, %tok)
+    }
+""")
+
+
+def test_successor_without_operands_reroutes_to_each_user_or_drops_with_a_reason():
+    module, result, out = run(ZERO_OPERAND_SUCCESSORS)
+    by_succ = {e.successor: e for e in result.edges}
+    assert by_succ["k"].fate is Fate.REROUTED
+    assert set(by_succ["k"].emitted) == {("a", "kb")}
+    # %io and %tok are read by the ROOT tuple, which carries their edges.
+    assert by_succ["io"].emitted == (("a", "out"),)
+    assert by_succ["tok"].emitted == (("a", "out"),)
+    assert by_succ["unused"].fate is Fate.DROPPED
+    assert "no user" in by_succ["unused"].reason
+    assert ("a", "kb") in control_dep_edges(import_hlo(out))
+
+
+def test_one_successor_feeding_one_user_twice_is_wrapped_once():
+    module, _, _ = run(ZERO_OPERAND_SUCCESSORS)
+    m2 = module.entry.instruction("m2")
+    assert m2.operands[0] is m2.operands[1]  # one custom-call, read twice
+    assert [o.name for o in m2.operands[0].operands] == ["a", "k2"]
+
+
+ASYNC = hlo("""
+    HloModule async_edges
+
+    %async_comp (y: f32[4]) -> f32[4] {
+      %y = f32[4]{0} parameter(0)
+      ROOT %ny = f32[4]{0} negate(%y)
+    }
+
+    ENTRY %main (x: f32[4]) -> (f32[4], f32[4], f32[4], f32[4]) {
+      %x = f32[4]{0} parameter(0)
+      %a = f32[4]{0} add(%x, %x)
+      %start = ((f32[4]{0}), f32[4]{0}, s32[]) async-start(%a), calls=%async_comp
+      %done = f32[4]{0} async-done(%start)
+      %after = f32[4]{0} abs(%x), control-predecessors={%start}
+      %cs = (f32[4]{0}, f32[4]{0}, u32[]) copy-start(%a)
+      %cd = f32[4]{0} copy-done(%cs), control-predecessors={%a}
+      %use = f32[4]{0} negate(%cd)
+      ROOT %out = (f32[4]{0}, f32[4]{0}, f32[4]{0}, f32[4]{0}) tuple(%done, %after, %use, %a)
+    }
+""")
+
+
+def test_async_start_predecessor_is_replaced_by_its_done():
+    _, result, out = run(ASYNC)
+    edge = fates(result)
+    assert edge[("start", "after")] is Fate.REROUTED
+    by_succ = {e.successor: e for e in result.edges}
+    assert by_succ["after"].emitted == (("done", "after"),)
+    assert "stands in" in by_succ["after"].reason
+    assert ("done", "after") in control_dep_edges(import_hlo(out))
+
+
+def test_done_successor_is_pinned_so_its_users_carry_the_edge():
+    module, result, out = run(ASYNC)
+    by_succ = {e.successor: e for e in result.edges}
+    assert by_succ["cd"].fate is Fate.REROUTED
+    assert by_succ["cd"].emitted == (("a", "use"),)
+    assert module.entry.instruction("cd").operands[0].opcode == "copy-start"
+    assert ("a", "use") in control_dep_edges(import_hlo(out))
+
+
+def test_stand_in_done_defined_later_is_moved_before_its_reader():
+    text = hlo("""
+        HloModule later_done, is_scheduled=true
+
+        %async_comp (y: f32[4]) -> f32[4] {
+          %y = f32[4]{0} parameter(0)
+          ROOT %ny = f32[4]{0} negate(%y)
+        }
+
+        ENTRY %main (x: f32[4]) -> (f32[4], f32[4]) {
+          %x = f32[4]{0} parameter(0)
+          %start = ((f32[4]{0}), f32[4]{0}, s32[]) async-start(%x), calls=%async_comp
+          %b = f32[4]{0} abs(%x), control-predecessors={%start}
+          %done = f32[4]{0} async-done(%start)
+          ROOT %out = (f32[4]{0}, f32[4]{0}) tuple(%done, %b)
+        }
+    """)
+    module, result, out = run(text)
+    names = [i.name for i in module.entry.instructions]
+    assert names.index("done") < names.index("b.control-dep") < names.index("b")
+    assert result.edges[0].emitted == (("done", "b"),)
+
+
+def test_stand_in_that_would_make_a_cycle_is_dropped_with_a_reason():
+    text = hlo("""
+        HloModule cycle
+
+        %async_comp (y: f32[4]) -> f32[4] {
+          %y = f32[4]{0} parameter(0)
+          ROOT %ny = f32[4]{0} negate(%y)
+        }
+
+        ENTRY %main (x: f32[4]) -> f32[4] {
+          %x = f32[4]{0} parameter(0)
+          %start = ((f32[4]{0}), f32[4]{0}, s32[]) async-start(%x), calls=%async_comp
+          %b = f32[4]{0} abs(%x), control-predecessors={%start}
+          %done = f32[4]{0} async-done(%start), control-predecessors={%b}
+          ROOT %out = f32[4]{0} add(%done, %b)
+        }
+    """)
+    _, result, out = run(text)
+    edge = {(e.predecessor, e.successor): e for e in result.edges}[("start", "b")]
+    assert edge.fate is Fate.DROPPED and "cycle" in edge.reason
+    assert import_hlo(out).operation.verify()
+
+
+SEND_RECV = hlo("""
+    HloModule send_recv
+
+    ENTRY %main (x: f32[4]) -> (f32[4], f32[4]) {
+      %x = f32[4]{0} parameter(0)
+      %tok = token[] after-all()
+      %snd = (f32[4]{0}, u32[], token[]) send(%x, %tok), channel_id=1, is_host_transfer=true
+      %sd = token[] send-done(%snd), channel_id=1, is_host_transfer=true
+      %rcv = (f32[4]{0}, u32[], token[]) recv(%sd), channel_id=2, is_host_transfer=true
+      %rd = (f32[4]{0}, token[]) recv-done(%rcv), channel_id=2, is_host_transfer=true
+      %got = f32[4]{0} get-tuple-element(%rd), index=0
+      %n = f32[4]{0} negate(%x), control-predecessors={%snd, %rcv}
+      ROOT %out = (f32[4]{0}, f32[4]{0}) tuple(%got, %n)
+    }
+""")
+
+
+@pytest.mark.parametrize("bundle", [False, True])
+def test_send_and_recv_predecessors_never_reach_the_importer(bundle):
+    # Emitting %snd or %rcv as an operand makes XLA's importer abort the
+    # process; reaching this line at all is half the test.
+    module, result, out = run(SEND_RECV, bundle=bundle)
+    cc = module.entry.instruction("n").operands[0]
+    operand_ops = {o.opcode for o in cc.operands} | {
+        o.opcode for t in cc.operands if t.opcode == "tuple" for o in t.operands}
+    assert not operand_ops & {"send", "recv"}
+    assert {e.emitted for e in result.edges} == {(("sd", "n"),), (("rd", "n"),)}
+    # The importer folds each send/send-done (recv/recv-done) pair into one
+    # op that keeps the start's name: the edges come back as written.
+    assert control_dep_edges(import_hlo(out)) == {("snd", "n"), ("rcv", "n")}
+
+
+def test_bundle_sends_predecessors_through_one_tuple_that_import_keeps():
+    module, _, out = run(TWO_PREDS, bundle=True)
+    cc = module.entry.instruction("s").operands[0]
+    assert [o.opcode for o in cc.operands] == ["tuple", "abs"]
+    assert [o.name for o in cc.operands[0].operands] == ["b", "a"]
+    imported = import_hlo(out)
+    assert "stablehlo.tuple" in str(imported)
+    assert control_dep_edges(imported) == {("b", "s"), ("a", "s")}
+
+
+def test_tuple_shaped_predecessor_arrives_as_a_tuple_op_after_import():
+    text = hlo("""
+        HloModule while_pred
+
+        %body (s: (s32[], f32[4])) -> (s32[], f32[4]) {
+          ROOT %s = (s32[], f32[4]{0}) parameter(0)
+        }
+
+        %cond (s.1: (s32[], f32[4])) -> pred[] {
+          %s.1 = (s32[], f32[4]{0}) parameter(0)
+          ROOT %f = pred[] constant(false)
+        }
+
+        ENTRY %main (x: f32[4]) -> f32[4] {
+          %x = f32[4]{0} parameter(0)
+          %zero = s32[] constant(0)
+          %init = (s32[], f32[4]{0}) tuple(%zero, %x)
+          %loop = (s32[], f32[4]{0}) while(%init), condition=%cond, body=%body
+          ROOT %n = f32[4]{0} negate(%x), control-predecessors={%loop}
+        }
+    """)
+    _, result, out = run(text)
+    assert fates(result) == {("loop", "n"): Fate.PRESERVED}
+    imported = import_hlo(out)
+    call = [line for line in str(imported).splitlines() if CONTROL_DEP_TARGET in line][0]
+    assert "tuple<" in call  # the import artifact link #3 exists to undo
+    assert control_dep_edges(imported) == {("loop", "n")}
