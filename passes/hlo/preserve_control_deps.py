@@ -24,7 +24,6 @@ Whatever cannot be kept is dropped and reported, never lost silently.
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass, field
 
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS
@@ -70,13 +69,21 @@ class PreserveResult:
                 f"{self.count(Fate.REROUTED)} rerouted, {self.count(Fate.DROPPED)} dropped")
 
 
-# Ops that begin an asynchronous pair: after import their value is an async
-# bundle or carries a context with no MLIR value, so it may not be an operand.
-_START = re.compile(r"^(async-start|async-update|send|recv|[a-z\-]+-start)$")
+# Collective starts import as `!stablehlo.future`, a legal custom-call operand.
+_FUTURE_STARTS = frozenset({"all-reduce-start", "all-gather-start", "collective-permute-start"})
 
 
-def is_async_start(instr: Instruction) -> bool:
-    return bool(_START.match(instr.opcode))
+def begins_async_pair(instr: Instruction) -> bool:
+    """A `*-start` (or async-update, send, recv): only its `*-done` may read it."""
+    return instr.opcode.endswith("-start") or instr.opcode in ("async-update", "send", "recv")
+
+
+def has_no_value_after_import(instr: Instruction) -> bool:
+    """Measured with jaxlib 0.10.2: async-start, async-update, copy-start and
+    the other generic `*-start` ops import as `!mhlo.async_bundle`, which the
+    custom-call verifier rejects; send/recv hold a u32[] context with no MLIR
+    value (a tuple view of it makes the importer abort the process)."""
+    return begins_async_pair(instr) and instr.opcode not in _FUTURE_STARTS
 
 
 def pins_its_operands(instr: Instruction) -> bool:
@@ -133,7 +140,7 @@ class _ComputationRewrite:
             _restore_definition_order(self.comp)
 
     def reify(self, succ: Instruction, preds: list[Instruction]) -> None:
-        direct = bool(succ.operands) and not pins_its_operands(succ) and not is_async_start(succ.operands[0])
+        direct = bool(succ.operands) and not pins_its_operands(succ) and not begins_async_pair(succ.operands[0])
         targets = [succ] if direct else [
             u for u in self.users.get(succ, []) if not pins_its_operands(u)]
         if not targets:
@@ -171,7 +178,7 @@ class _ComputationRewrite:
 
     def stand_in(self, p: Instruction, succ: Instruction, targets: list[Instruction]):
         """The instruction that can be an operand in p's place, or (None, why)."""
-        if not is_async_start(p):
+        if not has_no_value_after_import(p):
             return p, ""
         done = _matching_done(p, self.users)
         if done is None:

@@ -367,3 +367,36 @@ def test_tuple_shaped_predecessor_arrives_as_a_tuple_op_after_import():
     call = [line for line in str(imported).splitlines() if CONTROL_DEP_TARGET in line][0]
     assert "tuple<" in call  # the import artifact link #3 exists to undo
     assert control_dep_edges(imported) == {("loop", "n")}
+
+
+COLLECTIVES = hlo("""
+    HloModule collectives
+
+    %sum (s.x: f32[], s.y: f32[]) -> f32[] {
+      %s.x = f32[] parameter(0)
+      %s.y = f32[] parameter(1)
+      ROOT %s.add = f32[] add(%s.x, %s.y)
+    }
+
+    ENTRY %main (x: f32[4]) -> (f32[4], f32[4], f32[4]) {
+      %x = f32[4]{0} parameter(0)
+      %ars = f32[4]{0} all-reduce-start(%x), replica_groups={}, to_apply=%sum
+      %ard = f32[4]{0} all-reduce-done(%ars)
+      %cs = (f32[4]{0}, f32[4]{0}, u32[]) copy-start(%x)
+      %cd = f32[4]{0} copy-done(%cs)
+      %n = f32[4]{0} negate(%x), control-predecessors={%ars, %cs}
+      ROOT %out = (f32[4]{0}, f32[4]{0}, f32[4]{0}) tuple(%ard, %cd, %n)
+    }
+""")
+
+
+def test_collective_start_is_a_value_after_import_but_copy_start_is_not():
+    # all-reduce-start imports as !stablehlo.future, a legal operand: kept as is.
+    # copy-start imports as !mhlo.async_bundle, which the verifier refuses.
+    _, result, out = run(COLLECTIVES)
+    by_pred = {e.predecessor: e for e in result.edges}
+    assert by_pred["ars"].fate is Fate.PRESERVED
+    assert by_pred["cs"].fate is Fate.REROUTED and by_pred["cs"].emitted == (("cd", "n"),)
+    imported = import_hlo(out)
+    assert imported.operation.verify()
+    assert ("cd", "n") in control_dep_edges(imported)
