@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 
@@ -18,6 +19,9 @@ from pipeline.xla import XlaRejected, parse_with_xla
 
 PROG = "hlo2penguin"
 STAGES = ("hlo",)
+
+# The `%t#i` operand newer XLA prints; jaxlib 0.10.2's parser does not know it.
+_TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
 
 
 class UsageError(Exception):
@@ -68,40 +72,78 @@ def write_output(path: str | None, text: str) -> None:
         raise UsageError(f"cannot write output '{path}': {err.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
+            # mkstemp makes the file 0600; give it the mode a plain open()
+            # would (or keep the mode of the file it replaces).
+            os.fchmod(f.fileno(), _output_mode(path))
             f.write(text)
         os.replace(tmp, path)
     except OSError as err:
         os.unlink(tmp)
         raise UsageError(f"cannot write output '{path}': {err.strerror}") from None
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
-def run(args: argparse.Namespace) -> str:
+def _output_mode(path: str) -> int:
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def run(args: argparse.Namespace):
+    """The output text and link #1's result (reported once the output is written)."""
     data, source = read_input(args.input)
     module = read_module(data, source)
     text = data if isinstance(data, str) else data.decode("utf-8")
     # XLA judges the input before we change it, so its complaints name the user's lines.
-    parse_with_xla(text, source)
+    try:
+        parse_with_xla(text, source)
+    except XlaRejected:
+        # jaxlib 0.10.2 cannot read `%t#i`; the reader made those explicit
+        # get-tuple-elements, so judge that reading instead.
+        if not (_TUPLE_ELEMENT_OPERAND.search(text) and _xla_accepts(write_module(module))):
+            raise
     result = PreserveControlDeps(bundle=args.bundle).run(module)
     out = write_module(module)
     parse_with_xla(out, f"{source} after link #1")
-    if not args.quiet:
-        for edge in result.edges:
-            if edge.fate is Fate.DROPPED:
-                print(f"{PROG}: warning: {edge}", file=sys.stderr)
-        print(f"{PROG}: {PreserveControlDeps.name}: {result.summary()}", file=sys.stderr)
-    return out
+    return out, result
+
+
+def _xla_accepts(text: str) -> bool:
+    try:
+        parse_with_xla(text)
+    except XlaRejected:
+        return False
+    return True
+
+
+def report(result) -> None:
+    for edge in result.edges:
+        if edge.fate is Fate.DROPPED:
+            print(f"{PROG}: warning: {edge}", file=sys.stderr)
+    print(f"{PROG}: {PreserveControlDeps.name}: {result.summary()}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        out = run(args)
+        out, result = run(args)
         write_output(args.output, out)
+        # Only after the output is written: a failed run says one line, the error.
+        if not args.quiet:
+            report(result)
     except (UsageError, HloSyntaxError, XlaRejected) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `hlo2penguin | head`: the reader left, not an error
+        sys.stderr.close()
+        return 0
     return 0
 
 

@@ -15,9 +15,11 @@ from typing import Iterator
 PAYLOAD_OPCODES = frozenset({"constant", "parameter"})
 
 # Attributes whose value names other computations.
-_COMPUTATION_ATTRIBUTES = (
+COMPUTATION_ATTRIBUTES = (
     "calls", "to_apply", "condition", "body", "branch_computations",
     "true_computation", "false_computation",
+    "select", "scatter",        # select-and-scatter
+    "called_computations",      # custom-call
 )
 
 
@@ -66,7 +68,7 @@ class Instruction:
 
     def called_computation_names(self) -> list[str]:
         names = []
-        for key in _COMPUTATION_ATTRIBUTES:
+        for key in COMPUTATION_ATTRIBUTES:
             value = self.attribute(key)
             if value is not None:
                 names.extend(n.strip().lstrip("%") for n in value.strip("{}").split(",") if n.strip())

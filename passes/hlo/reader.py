@@ -16,13 +16,16 @@ from __future__ import annotations
 import bisect
 import re
 
-from passes.hlo.ir import PAYLOAD_OPCODES, Computation, Instruction, Module, Shape
+from passes.hlo.ir import COMPUTATION_ATTRIBUTES, PAYLOAD_OPCODES, Computation, Instruction, Module, Shape
 
 _NAME = re.compile(r"%?([A-Za-z0-9_][A-Za-z0-9_.\-]*)")
 _OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
 _ATTRIBUTE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _DTYPE = re.compile(r"[a-z][a-z0-9]*(?=\[)")
 _INDEX = re.compile(r"#([0-9]+)")
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+# `ENTRY %name (` or `%name {`: a computation header, never an instruction.
+_COMPUTATION_HEADER = re.compile(r"(?:ENTRY\s+)?%?[A-Za-z0-9_][A-Za-z0-9_.\-]*\s*[({]")
 _STACK_FRAME_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _CLOSERS = {"(": ")", "{": "}", "[": "]"}
 
@@ -49,7 +52,8 @@ def _decode(data: bytes, source: str | None) -> str:
     except UnicodeDecodeError as err:
         head = data[: err.start]
         line = head.count(b"\n") + 1
-        column = err.start - (head.rfind(b"\n") + 1) + 1
+        # Columns count characters, as everywhere else; the line's prefix is valid UTF-8.
+        column = len(head[head.rfind(b"\n") + 1:].decode("utf-8")) + 1
         raise HloSyntaxError(
             f"input is not UTF-8 text (byte 0x{data[err.start]:02x}); "
             "HLO modules are text: pass the .txt that XLA dumped, not a binary proto",
@@ -60,6 +64,9 @@ class _Reader:
     def __init__(self, text: str, source: str | None):
         self.text, self.source, self.pos = text, source, 0
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._computations: set[str] = set()  # names defined so far, in order
+        self._gtes: dict[tuple[Instruction, int], Instruction] = {}  # made for `%t#i`
+        self._words: set[str] | None = None  # every name-like word, made on demand
 
     # -- positions and errors ------------------------------------------------
 
@@ -157,6 +164,7 @@ class _Reader:
 
     def group(self, opener: str, what: str) -> str:
         """The text between `opener` and its matching closer (exclusive)."""
+        self.skip_space()
         start = self.pos
         self.expect(opener, what)
         inner = self.balanced(stop_at_space=False)
@@ -198,18 +206,12 @@ class _Reader:
         while self.accept(","):
             module.attributes.append(self.attribute())
         module.stack_frame_text = self.stack_frames()
-        names: set[str] = set()
         self.skip_space()
         while self.pos < len(self.text):
-            comp = self.computation(module)
-            if comp.name in names:
-                raise self.error(f"duplicate computation name %{comp.name}", self._line_starts[comp.line - 1])
-            names.add(comp.name)
-            module.computations.append(comp)
+            module.computations.append(self.computation(module))
             self.skip_space()
         if not module.computations:
             raise self.error("the module has no computations")
-        self.check_called_computations(module, names)
         return module
 
     def attribute(self) -> tuple[str, str]:
@@ -231,14 +233,30 @@ class _Reader:
             self.skip_space()
         return self.text[start:self.pos].strip()
 
-    def check_called_computations(self, module: Module, names: set[str]) -> None:
-        for comp in module.computations:
-            for instr in comp.instructions:
-                for callee in instr.called_computation_names():
-                    if callee not in names:
-                        raise HloSyntaxError(
-                            f"%{instr.name} calls computation %{callee}, which the module does not define",
-                            instr.line or 1, 1, self.source)
+    def check_callees(self, instr: Instruction, key: str, value: str, value_pos: int) -> None:
+        """Every computation named by `key=value` must be defined above (XLA's rule)."""
+        body, base = value, value_pos
+        if body.startswith("{") and body.endswith("}"):
+            body, base = body[1:-1], value_pos + 1
+        for item in re.finditer(r"[^,]+", body):
+            name = item.group(0).strip()
+            if not name:
+                continue
+            pos = base + item.start() + len(item.group(0)) - len(item.group(0).lstrip())
+            m = _NAME.fullmatch(name)
+            if not m:
+                raise self.error(
+                    f"{key}= of %{instr.name} must name computations (like {key}=%comp), found "
+                    f"{name.splitlines()[0][:40]!r}; computation bodies written inline (XLA's "
+                    "canonical print form) are not supported", pos)
+            callee = m.group(1)
+            if callee in self._computations:
+                continue
+            later = re.compile(r"^[ \t]*(?:ENTRY[ \t]+)?%?" + re.escape(callee) + r"[ \t]*[({]", re.M)
+            if later.search(self.text, self.pos):
+                raise self.error(f"%{instr.name} calls computation %{callee} before it is defined; "
+                                 "XLA requires a called computation to be defined above its caller", pos)
+            raise self.error(f"%{instr.name} calls computation %{callee}, which the module does not define", pos)
 
     # -- computations --------------------------------------------------------
 
@@ -246,12 +264,17 @@ class _Reader:
         self.skip_space()
         start_line = self.where()[0]
         is_entry = self.accept("ENTRY")
+        self.skip_space()
+        name_pos = self.pos
         name = self.name("a computation name (or 'ENTRY')")
+        if name in self._computations:
+            raise self.error(f"duplicate computation name %{name}", name_pos)
         signature = None
         if self.peek("("):
             params = self.group("(", "of the parameter list")
             self.expect("->", "between the parameters and the result shape")
             signature = f"({params}) -> {self.shape().text}"
+        self.skip_space()
         open_pos = self.pos
         self.expect("{", f"to open computation %{name}")
         scope: dict[str, Instruction] = {}
@@ -264,6 +287,9 @@ class _Reader:
                                  "before the end of input", open_pos)
             if self.accept("}"):
                 break
+            if _COMPUTATION_HEADER.match(self.text, self.pos):
+                raise self.error(f"computation %{name} is not terminated: expected '}}' before the "
+                                 f"computation that starts on line {self.where()[0]}", open_pos)
             instr, is_root = self.instruction(scope, instructions)
             if is_root:
                 if root is not None:
@@ -273,6 +299,7 @@ class _Reader:
         if not instructions:
             raise self.error(f"computation %{name} has no instructions", open_pos)
         comp = Computation(name, instructions, root or instructions[-1], is_entry, signature, line=start_line)
+        self._computations.add(name)
         while self.peek(",") and not self.text.startswith(",", self.pos + 1):
             save = self.pos
             self.pos += 1
@@ -289,6 +316,7 @@ class _Reader:
         is_root = bool(re.match(r"ROOT\s+%?[A-Za-z0-9_]", self.text[self.pos:self.pos + 64]))
         if is_root:
             self.pos += 4
+        self.skip_space()
         name_pos = self.pos
         name = self.name("an instruction name or '}'")
         if name in scope:
@@ -310,11 +338,13 @@ class _Reader:
                     instr.operands.append(self.operand(scope, out, instr))
                 self.expect(")", f"to close the operand list of %{name}")
         while self.accept(","):
-            key_pos = self.pos
             key, value = self.attribute()
+            value_pos = self.pos - len(value)
             if key == "control-predecessors":
-                instr.control_predecessors = self.predecessors(value, scope, name, key_pos)
+                instr.control_predecessors = self.predecessors(value, scope, name, value_pos)
             else:
+                if key in COMPUTATION_ATTRIBUTES:
+                    self.check_callees(instr, key, value, value_pos)
                 instr.attributes.append((key, value))
         scope[name] = instr
         out.append(instr)
@@ -342,26 +372,33 @@ class _Reader:
         if index >= len(elements):
             raise self.error(f"%{tuple_instr.name}#{index}: the tuple has only {len(elements)} "
                              f"element(s), indices 0 to {len(elements) - 1}", pos)
-        name = f"{tuple_instr.name}.gte{index}"
-        existing = scope.get(name)
-        if existing is not None and existing.opcode == "get-tuple-element" and existing.operands == [tuple_instr]:
+        existing = self._gtes.get((tuple_instr, index))
+        if existing is not None:
             return existing
-        while name in scope:
+        if self._words is None:
+            self._words = set(_WORD.findall(self.text))
+        # Clear of every name in the text, so that no later definition collides.
+        name = f"{tuple_instr.name}.gte{index}"
+        while name in scope or name in self._words:
             name += "_"
         gte = Instruction(name, elements[index], "get-tuple-element", [tuple_instr],
                           [("index", str(index))], line=self.where(pos)[0])
         scope[name] = gte
+        self._gtes[(tuple_instr, index)] = gte
         out.append(gte)
         return gte
 
     def predecessors(self, value: str, scope, successor: str, pos: int) -> list[Instruction]:
+        """`{%a, %b}` read at `pos`; errors point at the failing name."""
         if not (value.startswith("{") and value.endswith("}")):
             raise self.error(f"control-predecessors of %{successor} must be a list like {{%a, %b}}", pos)
         preds = []
-        for raw in value[1:-1].split(","):
+        for item in re.finditer(r"[^,]+", value[1:-1]):
+            raw = item.group(0)
             if raw.strip():
                 name = raw.strip().lstrip("%")
-                pred = self.lookup(scope, name, pos, "control predecessor", successor)
+                name_pos = pos + 1 + item.start() + len(raw) - len(raw.lstrip())
+                pred = self.lookup(scope, name, name_pos, "control predecessor", successor)
                 if pred not in preds:
                     preds.append(pred)
         return preds
@@ -369,7 +406,12 @@ class _Reader:
     def lookup(self, scope, name: str, pos: int, role: str, user: str) -> Instruction:
         found = scope.get(name)
         if found is None:
-            later = re.search(r"(^|[\s,{(])%?" + re.escape(name) + r"\s*=", self.text[self.pos:])
+            if name == user:
+                raise self.error(f"%{user} uses itself as {role}", pos)
+            # A definition later in this computation (which XLA closes with a '}' at a line start).
+            end = self.text.find("\n}", self.pos)
+            definition = re.compile(r"^[ \t]*(?:ROOT[ \t]+)?%?" + re.escape(name) + r"[ \t]*=", re.M)
+            later = definition.search(self.text, self.pos, len(self.text) if end < 0 else end)
             hint = (" before it is defined; XLA requires operands and control predecessors "
                     "to be defined earlier in the computation") if later else (
                     " which is not defined in this computation")
