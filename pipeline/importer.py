@@ -1,17 +1,227 @@
-"""Link #2: XLA's real HLO→StableHLO importer."""
+"""Link #2: XLA's real HLO→StableHLO importer, then MHLO on request.
+
+Two things the importer does not do on its own, and the chain needs:
+- Names. The importer names an op after its HLO instruction only when the
+  instruction has no `metadata={op_name=…}`; real dumps always have one. We
+  give every instruction a key as its op_name, import, and replace each key
+  location by `fused<"computation">["instruction", original metadata…]`:
+  both the HLO name (which Penguin names come from) and the source location
+  survive, and the computation rides along as the fused location's metadata.
+- Dead copies. The importer inlines while bodies, conditional branches,
+  fusions and reducers into their op's regions and also leaves a private
+  function for each. We run MLIR's `symbol-dce`, so what remains is the
+  live program: each instruction once (a computation reached by `call` stays
+  a function, since the call uses it). `keep_dead_copies=True` keeps them.
+
+XLA can abort the whole process on some inputs. Known cases are refused
+before import; with `isolate=True` (the default) the importer also runs in a
+child process, so an unknown one becomes an `ImportFailed`, not a crash.
+"""
 
 from __future__ import annotations
 
-import jaxlib._jax as xla_ext
-from jaxlib.mlir import ir
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
 
+from jaxlib.mlir import ir, passmanager
+
+from passes.hlo import Module, read_module, write_module
+from passes.hlo.ir import Instruction
+from passes.hlo.preserve_control_deps import begins_async_pair
 from pipeline.mlir_context import make_context
 from pipeline.xla import parse_with_xla
 
+DIALECTS = ("stablehlo", "mhlo")
+_KEY_PREFIX = "h2p."
+_KEY = re.compile(r'^loc\("h2p\.([0-9]+)"\)$')
 
-def import_hlo(text: str, context: ir.Context | None = None, source: str | None = None) -> ir.Module:
-    """HLO text → XLA's parser → serialized proto → XLA's importer → StableHLO."""
-    hlo = parse_with_xla(text, source)
-    bytecode = xla_ext.mlir.hlo_to_stablehlo(hlo.as_serialized_hlo_module_proto())
+
+class ImportFailed(ValueError):
+    """Link #2 could not import the module; the message names the cause."""
+
+
+@dataclass(frozen=True)
+class _Origin:
+    computation: str
+    instruction: str
+    metadata: str | None
+
+
+def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.Context | None = None,
+               isolate: bool = True, keep_dead_copies: bool = False,
+               source_name: str | None = None) -> ir.Module:
+    """HLO (our IR or text) → a verified MLIR module in `dialect`."""
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r}: choose 'stablehlo' or 'mhlo'")
+    module = source if isinstance(source, Module) else read_module(source, source_name)
+    refuse_known_aborts(module, source_name)
+    origins: list[_Origin] = []
+    text = write_module(module, attributes=lambda comp, instr: _keyed(comp, instr, origins))
+    proto = parse_with_xla(text, source_name).as_serialized_hlo_module_proto()
+    bytecode = _run_importer(proto, isolate, source_name)
     context = context or make_context()
-    return ir.Module.parse(bytecode, context=context)
+    mlir = ir.Module.parse(bytecode, context=context)
+    _restore_locations(mlir, origins, module)
+    pipeline = [] if keep_dead_copies else ["symbol-dce"]
+    if dialect == "mhlo":
+        pipeline.append("stablehlo-legalize-to-hlo")
+    if pipeline:
+        run_pipeline(mlir, ",".join(pipeline))
+    if not mlir.operation.verify():
+        raise ImportFailed(f"{source_name or 'module'}: the imported module does not verify")
+    return mlir
+
+
+def run_pipeline(module: ir.Module, passes: str) -> None:
+    """Run registered MLIR passes (textual pipeline, anchored on the module)."""
+    _register_passes()
+    with module.context:
+        passmanager.PassManager.parse(f"builtin.module({passes})").run(module.operation)
+
+
+_passes_registered = False
+
+
+def _register_passes() -> None:
+    global _passes_registered
+    if not _passes_registered:
+        from jaxlib.mlir.dialects import mhlo, stablehlo
+        mhlo.register_mhlo_passes()
+        stablehlo.register_stablehlo_passes()
+        _passes_registered = True
+
+
+def refuse_known_aborts(module: Module, source_name: str | None = None) -> None:
+    """Measured with jaxlib 0.10.2: a get-tuple-element that reads a `*-start`,
+    `send` or `recv` directly makes the importer abort the process."""
+    for comp, instr in module.instructions():
+        if instr.opcode == "get-tuple-element" and begins_async_pair(instr.operands[0]):
+            start = instr.operands[0]
+            where = f"{source_name}:{instr.line}" if source_name and instr.line else f"%{comp.name}"
+            raise ImportFailed(
+                f"{where}: %{instr.name} reads a tuple element of %{start.name} ({start.opcode}) "
+                f"directly; XLA's importer aborts on this. Read it through the matching "
+                f"{start.opcode.replace('-start', '')}-done instead")
+
+
+def _keyed(comp, instr: Instruction, origins: list[_Origin]) -> list[tuple[str, str]]:
+    metadata = instr.attribute("metadata")
+    origins.append(_Origin(comp.name, instr.name, metadata))
+    key = f'{{op_name="{_KEY_PREFIX}{len(origins) - 1}"}}'
+    return [(k, v) for k, v in instr.attributes if k != "metadata"] + [("metadata", key)]
+
+
+def _run_importer(proto: bytes, isolate: bool, source_name: str | None) -> bytes:
+    stage = f"{source_name}: link #2 (XLA's importer)" if source_name else "link #2 (XLA's importer)"
+    if not isolate:
+        import jaxlib._jax as xla_ext
+        try:
+            return xla_ext.mlir.hlo_to_stablehlo(proto)
+        except Exception as err:
+            raise ImportFailed(f"{stage}: {_first_line(str(err))}") from None
+    done = subprocess.run([sys.executable, "-m", "pipeline._import_worker"], input=proto,
+                          capture_output=True, check=False)
+    if done.returncode == 0:
+        return done.stdout
+    said = _first_line(done.stderr.decode("utf-8", "replace"))
+    if done.returncode < 0:
+        raise ImportFailed(f"{stage} aborted (signal {-done.returncode}): {said}")
+    raise ImportFailed(f"{stage}: {said}")
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("***", "@", "E0", "W0", "I0", "F0")):
+            return line
+    return text.strip()[:200] or "no message"
+
+
+def _restore_locations(mlir: ir.Module, origins: list[_Origin], module: Module) -> None:
+    frames = _StackFrames(module.stack_frame_text)
+    cache: dict[int, ir.Location] = {}
+    with mlir.context:
+        def location_for(loc: ir.Location) -> ir.Location | None:
+            m = _KEY.match(str(loc))
+            if not m:
+                return None
+            index = int(m.group(1))
+            if index not in cache:
+                origin = origins[index]
+                parts = [ir.Location.name(origin.instruction)]
+                original = _metadata_location(origin.metadata, frames)
+                if original is not None:
+                    parts.append(original)
+                cache[index] = ir.Location.fused(parts, metadata=ir.StringAttr.get(origin.computation))
+            return cache[index]
+
+        def visit(op: ir.Operation) -> None:
+            new = location_for(op.location)
+            if new is not None:
+                op.location = new
+            for region in op.regions:
+                for block in region.blocks:
+                    for arg in block.arguments:
+                        new = location_for(arg.location)
+                        if new is not None:
+                            arg.set_location(new)
+                    for child in block.operations:
+                        visit(child.operation)
+
+        visit(mlir.operation)
+
+
+_METADATA_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
+
+
+def _metadata_location(metadata: str | None, frames: "_StackFrames") -> ir.Location | None:
+    """What XLA's importer would have made of the metadata: op_name, with the
+    source position (from source_file/line or the stack frame) as its child."""
+    if not metadata:
+        return None
+    fields = {k: v.strip('"') for k, v in _METADATA_FIELD.findall(metadata)}
+    position = None
+    if "source_file" in fields:
+        position = ir.Location.file(fields["source_file"], int(fields.get("source_line", 0)),
+                                    int(fields.get("source_column", 0)))
+    elif "stack_frame_id" in fields:
+        position = frames.location(int(fields["stack_frame_id"]))
+    if "op_name" in fields:
+        return ir.Location.name(fields["op_name"], childLoc=position)
+    return position
+
+
+class _StackFrames:
+    """The FileNames/FileLocations/StackFrames sections, enough to turn a
+    stack_frame_id into file:line:column (the innermost frame)."""
+
+    def __init__(self, text: str):
+        self.files: dict[int, str] = {}
+        self.locations: dict[int, dict[str, str]] = {}
+        self.frames: dict[int, int] = {}
+        section = None
+        for line in text.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            if not line[0].isdigit():
+                section = line
+                continue
+            ident, _, rest = line.partition(" ")
+            if section == "FileNames":
+                self.files[int(ident)] = rest.strip().strip('"')
+            elif section == "FileLocations":
+                self.locations[int(ident)] = dict(_METADATA_FIELD.findall(rest))
+            elif section == "StackFrames":
+                fields = dict(_METADATA_FIELD.findall(rest))
+                if "file_location_id" in fields:
+                    self.frames[int(ident)] = int(fields["file_location_id"])
+
+    def location(self, frame_id: int) -> ir.Location | None:
+        where = self.locations.get(self.frames.get(frame_id, -1))
+        if not where:
+            return None
+        file = self.files.get(int(where.get("file_name_id", -1)), "<unknown>")
+        return ir.Location.file(file, int(where.get("line", 0)), int(where.get("column", 0)))

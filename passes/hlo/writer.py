@@ -6,36 +6,46 @@ shapes are implied by their definitions, and XLA re-derives them.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from passes.hlo.ir import Computation, Instruction, Module
 
+# (computation, instruction) -> the attributes to print in place of its own.
+AttributeHook = Callable[[Computation, Instruction], list[tuple[str, str]]]
 
-def write_module(module: Module) -> str:
+
+def write_module(module: Module, attributes: AttributeHook | None = None) -> str:
+    """`attributes`, if given, decides each instruction's printed attributes
+    (link #2 uses it to key every instruction without copying the module)."""
     header = "HloModule " + module.name + "".join(f", {k}={v}" for k, v in module.attributes)
     parts = [header]
     if module.stack_frame_text:
         parts.append(module.stack_frame_text)
-    parts.extend(write_computation(comp) for comp in module.computations)
+    parts.extend(write_computation(comp, attributes) for comp in module.computations)
     return "\n\n".join(parts) + "\n"
 
 
-def write_computation(comp: Computation) -> str:
+def write_computation(comp: Computation, attributes: AttributeHook | None = None) -> str:
     head = ("ENTRY " if comp.is_entry else "") + "%" + comp.name
     if comp.signature:
         head += " " + comp.signature
     lines = [head + " {"]
-    lines.extend("  " + write_instruction(instr, instr is comp.root) for instr in comp.instructions)
+    for instr in comp.instructions:
+        own = attributes(comp, instr) if attributes else None
+        lines.append("  " + write_instruction(instr, instr is comp.root, own))
     tail = "}" + "".join(f", {k}={v}" for k, v in comp.trailing_attributes)
     lines.append(tail)
     return "\n".join(lines)
 
 
-def write_instruction(instr: Instruction, is_root: bool = False) -> str:
+def write_instruction(instr: Instruction, is_root: bool = False,
+                      attributes: list[tuple[str, str]] | None = None) -> str:
     if instr.payload is not None:
         inner = instr.payload
     else:
         inner = ", ".join("%" + op.name for op in instr.operands)
     text = f"{'ROOT ' if is_root else ''}%{instr.name} = {instr.shape.text} {instr.opcode}({inner})"
-    attributes = list(instr.attributes)
+    attributes = list(instr.attributes if attributes is None else attributes)
     if instr.control_predecessors:
         preds = ", ".join("%" + p.name for p in instr.control_predecessors)
         attributes.append(("control-predecessors", "{" + preds + "}"))

@@ -1,0 +1,200 @@
+"""Link #3, `flatten-control-dep-tuple-operands` (MHLO) and
+`stablehlo-flatten-control-dep-tuple-operands` (StableHLO).
+
+XLA's importer hands a tuple-shaped predecessor to a control-dep custom-call
+as a tuple op (or a get_tuple_element of one). This pass rewrites each such
+call to take the tuple's elements as plain operands, so that the printer sees
+one operand per predecessor. One algorithm; a `DialectOps` descriptor is all
+that differs between the twins (spec: "MHLO vs StableHLO — the divergence").
+
+Where we differ from the binary, and why (each pinned by a lit test):
+- scope: the binary flattens "the first func::FuncOp"; the importer often
+  puts private functions first, so the default is the function `main`;
+  `first` reproduces the binary, `all` walks every function;
+- a get_tuple_element of a block argument passes the argument through (the
+  binary dereferences its missing defining op);
+- clean-up erases every bypassed tuple *and* get_tuple_element once nothing
+  uses it (the binary's listing records only tuples; its contract says both).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+
+from passes.control_dep import CONTROL_DEP_TARGET, is_control_dep
+
+SCOPES = ("main", "first", "all")
+
+
+@dataclass(frozen=True)
+class DialectOps:
+    """The op names a twin works on."""
+
+    name: str
+    mnemonic: str
+    custom_call: str
+    tuple: str
+    get_tuple_element: str
+
+
+MHLO = DialectOps("mhlo", "flatten-control-dep-tuple-operands",
+                  "mhlo.custom_call", "mhlo.tuple", "mhlo.get_tuple_element")
+STABLEHLO = DialectOps("stablehlo", "stablehlo-flatten-control-dep-tuple-operands",
+                       "stablehlo.custom_call", "stablehlo.tuple", "stablehlo.get_tuple_element")
+DIALECTS = {d.name: d for d in (MHLO, STABLEHLO)}
+BY_MNEMONIC = {d.mnemonic: d for d in (MHLO, STABLEHLO)}
+
+
+class FlattenError(ValueError):
+    """The pass cannot run on this module; the message says what to do."""
+
+
+@dataclass
+class FlattenResult:
+    changed: bool = False
+    rewritten: int = 0  # control-dep calls rebuilt with flat operands
+    erased: int = 0     # tuple / get_tuple_element ops erased once unused
+
+
+@dataclass(frozen=True)
+class FlattenControlDepTupleOperands:
+    """The pass. `run(module)` works on an `ir.Module` or its operation; the
+    instance is also a callable for `PassManager.add` (see `add_to`)."""
+
+    dialect: DialectOps = MHLO
+    scope: str = "main"
+    keep_attributes: bool = False
+
+    def __post_init__(self):
+        if self.scope not in SCOPES:
+            raise FlattenError(f"unknown scope {self.scope!r}: choose one of {', '.join(SCOPES)}")
+
+    @property
+    def argument(self) -> str:
+        return self.dialect.mnemonic
+
+    def add_to(self, pm) -> None:
+        """Add to a `PassManager` anchored on builtin.module."""
+        pm.add(self, name=type(self).__name__, argument=self.argument,
+               description=f"flatten tuple operands of {CONTROL_DEP_TARGET} calls ({self.dialect.name})",
+               op_name="builtin.module")
+
+    def __call__(self, op, pass_) -> None:  # PassManager entry point
+        self.run(op)
+
+    def run(self, module) -> FlattenResult:
+        op = module.operation
+        context = op.context
+        if not context.is_registered_operation(self.dialect.custom_call):
+            raise FlattenError(
+                f"{self.argument}: '{self.dialect.custom_call}' is not registered in this MLIR context; "
+                f"load the {self.dialect.name.upper()} dialect first (or run the "
+                f"{'stablehlo-' if self.dialect is MHLO else ''}flatten twin for the module's dialect)")
+        calls = [call for fn in self.functions(op) for call in self.collect(fn)]
+        return self.replace_tuples(calls, context)
+
+    # spec: getMainFunction, with the scope divergence documented above
+    def functions(self, module_op) -> list:
+        funcs = [o.operation for o in module_op.regions[0].blocks[0].operations
+                 if o.operation.name == "func.func"]
+        if self.scope == "all":
+            return funcs
+        if self.scope == "first":
+            return funcs[:1]
+        main = [f for f in funcs if ir.StringAttr(f.attributes["sym_name"]).value == "main"]
+        if not main:
+            names = ", ".join(ir.StringAttr(f.attributes["sym_name"]).value for f in funcs) or "none"
+            raise FlattenError(f"{self.argument}: the module has no function named 'main' "
+                               f"(functions: {names}); use scope=first or scope=all")
+        return main
+
+    # spec: Walk Filter Lambda — control-dep calls that still have a tuple/GTE operand
+    def collect(self, fn) -> list:
+        hits = []
+        tupleish = (self.dialect.tuple, self.dialect.get_tuple_element)
+
+        def visit(op):
+            if op.name == self.dialect.custom_call and is_control_dep(op):
+                if any(_defining_op_name(v) in tupleish for v in op.operands):
+                    hits.append(op)
+            return ir.WalkResult.ADVANCE
+
+        fn.walk(visit, ir.WalkOrder.PRE_ORDER)
+        return hits
+
+    # spec: replaceTuples
+    def replace_tuples(self, calls: list, context) -> FlattenResult:
+        result = FlattenResult(changed=bool(calls))
+        bypassed: dict[ir.Operation, None] = {}  # ordered set, each op once
+        for call in calls:
+            flat = self.flat_operands(call, bypassed)
+            with context, call.location, ir.InsertionPoint(call):
+                attributes = ({a.name: a.attr for a in call.attributes} if self.keep_attributes
+                              else {"call_target_name": ir.StringAttr.get(CONTROL_DEP_TARGET)})
+                new = ir.Operation.create(self.dialect.custom_call, results=[call.results[0].type],
+                                          operands=flat, attributes=attributes)
+            call.results[0].replace_all_uses_with(new.results[0])
+            call.erase()
+            result.rewritten += 1
+        result.erased = _erase_unused(list(bypassed))
+        return result
+
+    def flat_operands(self, call, bypassed: dict) -> list:
+        flat = []
+        for value in call.operands:
+            op = _defining_op(value)
+            name = op.name if op is not None else None
+            if name == self.dialect.tuple:
+                flat.extend(op.operands)
+                bypassed[op] = None
+            elif name == self.dialect.get_tuple_element:
+                source = _defining_op(op.operands[0])
+                bypassed[op] = None
+                if source is None:  # a block argument: nothing to look through
+                    flat.append(op.operands[0])
+                elif source.name == self.dialect.tuple:
+                    flat.extend(source.operands)  # all elements, not only the indexed one
+                    bypassed[source] = None
+                else:
+                    flat.extend(source.results)
+            else:
+                flat.append(value)
+        return flat
+
+
+def _defining_op(value):
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation
+
+
+def _defining_op_name(value) -> str | None:
+    op = _defining_op(value)
+    return op.name if op is not None else None
+
+
+def _erase_unused(ops: list) -> int:
+    """Erase each op once it has no use; repeat, since erasing a
+    get_tuple_element can free the tuple it read. An erased op is never
+    touched again (the bindings crash on that)."""
+    erased, pending = 0, ops
+    while True:
+        still = []
+        for op in pending:
+            if all(not _has_uses(r) for r in op.results):
+                op.erase()
+                erased += 1
+            else:
+                still.append(op)
+        if len(still) == len(pending):
+            return erased
+        pending = still
+
+
+def _has_uses(value) -> bool:
+    for _ in value.uses:
+        return True
+    return False
