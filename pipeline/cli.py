@@ -14,11 +14,14 @@ import tempfile
 
 from passes.hlo import HloSyntaxError, read_module, write_module
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
+from passes.mlir import DIALECTS as DIALECTS_OPS
+from passes.mlir import SCOPES, FlattenControlDepTupleOperands, FlattenError
 from pipeline.example import EXAMPLE_HLO, EXAMPLE_NAME
+from pipeline.importer import DIALECTS, ImportFailed, import_hlo
 from pipeline.xla import XlaRejected, parse_with_xla
 
 PROG = "hlo2penguin"
-STAGES = ("hlo",)
+STAGES = ("hlo", "mlir", "flat-mlir")
 
 # The `%t#i` operand newer XLA prints; jaxlib 0.10.2's parser does not know it.
 _TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
@@ -41,7 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="HLO text file, or '-' for standard input (default: the built-in example)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
     p.add_argument("--emit", choices=STAGES, default="hlo",
-                   help="which stage to write: hlo = the module after link #1 (default)")
+                   help="which stage to write: hlo = after link #1 (default), mlir = after link #2 "
+                        "(XLA's importer), flat-mlir = after link #3 (the flatten pass)")
+    p.add_argument("--dialect", choices=DIALECTS, default="stablehlo",
+                   help="dialect of links #2-#3 (default: stablehlo)")
+    p.add_argument("--scope", choices=SCOPES, default="main",
+                   help="functions link #3 walks: main (default), first (the binary's reading), all")
+    p.add_argument("--keep-attributes", action="store_true",
+                   help="link #3 keeps the rebuilt calls' attributes (default: only call_target_name)")
+    p.add_argument("--debug-info", action="store_true", help="print MLIR locations (HLO names live there)")
     p.add_argument("--bundle", action="store_true",
                    help="link #1 passes each successor's predecessors through one HLO tuple")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the edge summary on stderr")
@@ -110,7 +121,12 @@ def run(args: argparse.Namespace):
     result = PreserveControlDeps(bundle=args.bundle).run(module)
     out = write_module(module)
     parse_with_xla(out, f"{source} after link #1")
-    return out, result
+    if args.emit == "hlo":
+        return out, result
+    mlir = import_hlo(module, args.dialect, source_name=source)
+    if args.emit == "flat-mlir":
+        FlattenControlDepTupleOperands(DIALECTS_OPS[args.dialect], args.scope, args.keep_attributes).run(mlir)
+    return mlir.operation.get_asm(enable_debug_info=args.debug_info) + "\n", result
 
 
 def _xla_accepts(text: str) -> bool:
@@ -136,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         # Only after the output is written: a failed run says one line, the error.
         if not args.quiet:
             report(result)
-    except (UsageError, HloSyntaxError, XlaRejected) as err:
+    except (UsageError, HloSyntaxError, XlaRejected, ImportFailed, FlattenError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

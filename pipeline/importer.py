@@ -30,7 +30,7 @@ from jaxlib.mlir import ir, passmanager
 from passes.hlo import Module, read_module, write_module
 from passes.hlo.ir import Instruction
 from passes.hlo.preserve_control_deps import begins_async_pair
-from pipeline.mlir_context import make_context
+from pipeline.mlir_context import make_context, register_passes
 from pipeline.xla import parse_with_xla
 
 DIALECTS = ("stablehlo", "mhlo")
@@ -76,21 +76,9 @@ def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.
 
 def run_pipeline(module: ir.Module, passes: str) -> None:
     """Run registered MLIR passes (textual pipeline, anchored on the module)."""
-    _register_passes()
+    register_passes()
     with module.context:
         passmanager.PassManager.parse(f"builtin.module({passes})").run(module.operation)
-
-
-_passes_registered = False
-
-
-def _register_passes() -> None:
-    global _passes_registered
-    if not _passes_registered:
-        from jaxlib.mlir.dialects import mhlo, stablehlo
-        mhlo.register_mhlo_passes()
-        stablehlo.register_stablehlo_passes()
-        _passes_registered = True
 
 
 def refuse_known_aborts(module: Module, source_name: str | None = None) -> None:

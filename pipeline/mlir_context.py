@@ -19,3 +19,16 @@ def make_context() -> ir.Context:
     chlo.register_dialect(context)
     sdy.register_dialect(context)
     return context
+
+
+_passes_registered = False
+
+
+def register_passes() -> None:
+    """Make jaxlib's StableHLO and MHLO passes (e.g. stablehlo-legalize-to-hlo)
+    known to textual pipelines; once per process."""
+    global _passes_registered
+    if not _passes_registered:
+        mhlo.register_mhlo_passes()
+        stablehlo.register_stablehlo_passes()
+        _passes_registered = True

@@ -78,8 +78,7 @@ class FlattenControlDepTupleOperands:
     def add_to(self, pm) -> None:
         """Add to a `PassManager` anchored on builtin.module."""
         pm.add(self, name=type(self).__name__, argument=self.argument,
-               description=f"flatten tuple operands of {CONTROL_DEP_TARGET} calls ({self.dialect.name})",
-               op_name="builtin.module")
+               description=f"flatten tuple operands of {CONTROL_DEP_TARGET} calls ({self.dialect.name})")
 
     def __call__(self, op, pass_) -> None:  # PassManager entry point
         self.run(op)
@@ -131,7 +130,7 @@ class FlattenControlDepTupleOperands:
         for call in calls:
             flat = self.flat_operands(call, bypassed)
             with context, call.location, ir.InsertionPoint(call):
-                attributes = ({a.name: a.attr for a in call.attributes} if self.keep_attributes
+                attributes = ({name: call.attributes[name] for name in call.attributes} if self.keep_attributes
                               else {"call_target_name": ir.StringAttr.get(CONTROL_DEP_TARGET)})
                 new = ir.Operation.create(self.dialect.custom_call, results=[call.results[0].type],
                                           operands=flat, attributes=attributes)

@@ -1,0 +1,180 @@
+"""`hlo2penguin-opt`: run link #3 (and any registered MLIR pass) on MLIR, in
+the manner of `mlir-opt`.
+
+    hlo2penguin-opt in.mlir --flatten-control-dep-tuple-operands
+    hlo2penguin-opt in.mlir --stablehlo-flatten-control-dep-tuple-operands --scope=all
+    hlo2penguin-opt in.mlir --pass-pipeline='builtin.module(stablehlo-legalize-to-hlo,
+        flatten-control-dep-tuple-operands{scope=all keep-attributes=true},canonicalize)'
+
+Our passes are Python-defined, so MLIR's own pipeline parser does not know
+their mnemonics; `build_pass_manager` splits the pipeline, adds ours as Python
+passes and hands every other element to `PassManager.add` unchanged.
+Exit status: 0 ok, 2 bad input or usage (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from jaxlib.mlir import ir, passmanager
+
+from passes.mlir import BY_MNEMONIC, SCOPES, FlattenControlDepTupleOperands, FlattenError
+from pipeline.cli import UsageError, write_output
+from pipeline.mlir_context import make_context, register_passes
+
+PROG = "hlo2penguin-opt"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise UsageError(f"{message} (see '{PROG} --help')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Run the control-dep flatten passes (and registered MLIR passes) on MLIR.")
+    p.add_argument("input", nargs="?", default="-", metavar="INPUT",
+                   help="MLIR text or bytecode file, or '-' for standard input (default)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
+    for mnemonic, dialect in BY_MNEMONIC.items():
+        p.add_argument(f"--{mnemonic}", dest="passes", action="append_const", const=mnemonic,
+                       help=f"run link #3 on {dialect.name.upper()} custom-calls")
+    p.add_argument("--scope", choices=SCOPES, default="main",
+                   help="functions to walk: main (default), first (the binary's reading), all")
+    p.add_argument("--keep-attributes", action="store_true",
+                   help="rebuilt calls keep their attributes (default: only call_target_name, as the binary)")
+    p.add_argument("--pass-pipeline", metavar="PIPELINE",
+                   help="a textual pipeline, e.g. 'builtin.module(flatten-control-dep-tuple-operands,canonicalize)'")
+    p.add_argument("--debug-info", action="store_true", help="print locations")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.passes and args.pass_pipeline:
+            raise UsageError("give either pass flags or --pass-pipeline, not both")
+        context = make_context()
+        module = parse_input(args.input, context)
+        pm = build_pass_manager(context, args.pass_pipeline, args.passes or [],
+                                scope=args.scope, keep_attributes=args.keep_attributes)
+        run(pm, module)
+        write_output(args.output, module.operation.get_asm(enable_debug_info=args.debug_info) + "\n")
+    except (UsageError, FlattenError) as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        sys.stderr.close()
+    return 0
+
+
+def parse_input(path: str, context: ir.Context) -> ir.Module:
+    name = "<stdin>" if path == "-" else path
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    except OSError as err:
+        raise UsageError(f"cannot read input '{path}': {err.strerror}") from None
+    if not data.strip():
+        raise UsageError(f"{name}: input is empty; expected an MLIR module")
+    if not data.startswith(b"ML\xefR"):  # MLIR bytecode magic; anything else must be text
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(f"{name}: input is neither MLIR text (not UTF-8) nor MLIR bytecode") from None
+    diagnostics: list[str] = []
+
+    def collect(d) -> bool:
+        diagnostics.append(f"{d.location}: {d.message}")
+        return True
+
+    handler = context.attach_diagnostic_handler(collect)
+    try:
+        return ir.Module.parse(data, context=context)
+    except ir.MLIRError as err:
+        first = _first_diagnostic(err, diagnostics)
+        raise UsageError(f"{name}: cannot parse MLIR: {first}") from None
+    finally:
+        handler.detach()
+
+
+def _first_diagnostic(err, diagnostics: list[str]) -> str:
+    details = getattr(err, "error_diagnostics", None)
+    if details:
+        d = details[0]
+        return f"{_short_location(d.location)}: {d.message}"
+    if diagnostics:
+        return diagnostics[0]
+    return str(err).splitlines()[0]
+
+
+def _short_location(location) -> str:
+    m = re.match(r'loc\("?([^"]*)"?:(\d+):(\d+)\)', str(location))
+    return f"{m.group(2)}:{m.group(3)}" if m else str(location)
+
+
+_ELEMENT_OPTIONS = re.compile(r"([A-Za-z0-9_\-]+)=([^ }]+)")
+
+
+def build_pass_manager(context: ir.Context, pipeline: str | None, flags: list[str], *,
+                       scope: str = "main", keep_attributes: bool = False) -> passmanager.PassManager:
+    """A PassManager on builtin.module: our mnemonics become Python passes,
+    everything else is MLIR's own textual pipeline."""
+    register_passes()
+    with context:
+        pm = passmanager.PassManager("builtin.module")
+        elements = ([(m, {}) for m in flags] if pipeline is None else _split_pipeline(pipeline))
+        for element, options in elements:
+            if element in BY_MNEMONIC:
+                unknown = set(options) - {"scope", "keep-attributes"}
+                if unknown:
+                    raise UsageError(f"{element}: unknown option(s) {', '.join(sorted(unknown))}; "
+                                     "it takes scope=main|first|all and keep-attributes=true|false")
+                keep = options.get("keep-attributes", str(keep_attributes)).lower() in ("1", "true")
+                FlattenControlDepTupleOperands(BY_MNEMONIC[element], options.get("scope", scope), keep).add_to(pm)
+            else:
+                try:
+                    pm.add(element)
+                except ValueError as err:
+                    raise UsageError(f"pass pipeline: {str(err).splitlines()[0]}") from None
+    return pm
+
+
+def _split_pipeline(pipeline: str) -> list[tuple[str, dict]]:
+    """'builtin.module(a,b{x=1},func.func(c))' → its top-level elements;
+    our own elements come with their options parsed."""
+    text = pipeline.strip()
+    m = re.fullmatch(r"builtin\.module\((.*)\)", text, re.S)
+    if not m:
+        raise UsageError("--pass-pipeline must be anchored on the module: 'builtin.module(...)'")
+    elements, depth, start, body = [], 0, 0, m.group(1)
+    for i, c in enumerate(body):
+        if c in "({":
+            depth += 1
+        elif c in ")}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            elements.append(body[start:i])
+            start = i + 1
+    elements.append(body[start:])
+    out = []
+    for element in (e.strip() for e in elements):
+        if not element:
+            continue
+        name, _, rest = element.partition("{")
+        if name.strip() in BY_MNEMONIC:
+            out.append((name.strip(), dict(_ELEMENT_OPTIONS.findall(rest.rstrip("}")))))
+        else:
+            out.append((element, {}))
+    return out
+
+
+def run(pm: passmanager.PassManager, module: ir.Module) -> None:
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as err:
+        raise UsageError(f"pass pipeline failed: {_first_diagnostic(err, [])}") from None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
