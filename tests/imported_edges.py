@@ -13,7 +13,9 @@ from jaxlib.mlir import ir
 
 from passes.control_dep import CONTROL_DEP_TARGET
 
-_NAME = re.compile(r'loc\("([^"]+)"')
+# loc("name") from a plain import, or loc(fused<"computation">["name", ...])
+# from link #2, which keeps the instruction name first.
+_NAME = re.compile(r'loc\((?:fused<"[^"]*">\[)?"([^"]+)"')
 
 
 def value_names(value: ir.Value) -> list[str]:

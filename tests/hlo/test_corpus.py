@@ -18,15 +18,6 @@ MODULES = corpus()
 WITH_EDGES = [(name, text) for name, text in MODULES if "control-predecessors" in text]
 
 
-def without_metadata(text: str) -> str:
-    """XLA's importer names an op after its instruction only when the
-    instruction has no metadata; dropping it lets the test read names back."""
-    module = read_module(text)
-    for _, instr in module.instructions():
-        instr.attributes = [(k, v) for k, v in instr.attributes if k != "metadata"]
-    return write_module(module)
-
-
 def test_corpus_has_real_control_edges():
     assert len({name.split("/")[0] for name, _ in WITH_EDGES}) >= 6
 
@@ -39,14 +30,14 @@ def test_every_dump_round_trips_through_xla(name, text):
 @pytest.mark.parametrize("bundle", [False, True], ids=["flat", "bundle"])
 @pytest.mark.parametrize("name,text", WITH_EDGES, ids=[n for n, _ in WITH_EDGES])
 def test_every_edge_of_a_dump_survives_xla_import(name, text, bundle):
-    module = read_module(without_metadata(text), source=name)
+    module = read_module(text, source=name)
     expected = {(p, s) for _, p, s in module.control_edges()}
     result = PreserveControlDeps(bundle=bundle).run(module)
     out = write_module(module)
     parse_with_xla(out, name)
     assert {(e.predecessor, e.successor) for e in result.edges} == expected
     emitted = {edge for e in result.edges for edge in e.emitted}
-    imported = import_hlo(out)
+    imported = import_hlo(out)  # link #2 keeps names despite the dumps' metadata
     assert imported.operation.verify()
     assert emitted <= control_dep_edges(imported)
     assert all(e.fate is not Fate.DROPPED for e in result.edges), [str(e) for e in result.edges]
