@@ -1,0 +1,229 @@
+"""The Penguin graph that the emitted program builds: what link #4 targets.
+
+A `Module` holds functions; a function (and every nested block of an op
+with regions) holds instructions in program order. `add_dep_edge(pred,
+succ)` records a `Dependency`: an ordering without data, which `schedule()`
+honours together with the data edges (the "BIR" order).
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from dataclasses import dataclass, field
+
+_TENSOR = re.compile(r"^tensor<((?:[0-9?]+x)*)([a-z][a-z0-9]*)>$")
+
+
+@dataclass(frozen=True)
+class T:
+    """A result type: the MLIR type text, with shape and dtype for tensors."""
+
+    text: str
+
+    @property
+    def shape(self) -> tuple[int, ...] | None:
+        m = _TENSOR.match(self.text)
+        if not m:
+            return None
+        return tuple(int(d) if d != "?" else -1 for d in m.group(1).split("x") if d)
+
+    @property
+    def dtype(self) -> str | None:
+        m = _TENSOR.match(self.text)
+        return m.group(2) if m else None
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Node:
+    """Anything an operand or a dependency can name: an instruction or an argument."""
+
+    name: str
+
+
+@dataclass(eq=False)
+class Argument(Node):
+    name: str
+    type: T
+    block: Block
+    index: int
+
+    def __repr__(self) -> str:
+        return f"<Argument {self.name}: {self.type}>"
+
+
+@dataclass(eq=False, frozen=True)
+class Value:
+    """Result `index` of an instruction with several results."""
+
+    instruction: Instruction
+    index: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.instruction.name}#{self.index}"
+
+
+@dataclass(eq=False)
+class Instruction(Node):
+    name: str
+    opcode: str
+    operands: list = field(default_factory=list)  # Instruction, Value or Argument
+    result_types: list[T] = field(default_factory=list)
+    attributes: dict[str, str] = field(default_factory=dict)
+    blocks: list[Block] = field(default_factory=list)
+    computation: str | None = None  # the HLO computation it came from
+    parent: Block | None = None
+
+    def __getitem__(self, index: int) -> Value:
+        if not 0 <= index < len(self.result_types):
+            raise IndexError(f"{self.name} has {len(self.result_types)} result(s), not #{index}")
+        return Value(self, index)
+
+    def block(self, name: str, arguments: list[tuple[str, T]] = ()) -> Block:
+        block = Block(name, parent=self)
+        block.arguments = [Argument(n, t, block, i) for i, (n, t) in enumerate(arguments)]
+        self.blocks.append(block)
+        return block
+
+    def __repr__(self) -> str:
+        return f"<Instruction {self.name} = {self.opcode}>"
+
+
+@dataclass(eq=False)
+class Dependency:
+    """`successor` runs after `predecessor`; no data flows."""
+
+    predecessor: Node
+    successor: Instruction
+
+    def __repr__(self) -> str:
+        return f"<Dependency {self.predecessor.name} -> {self.successor.name}>"
+
+
+class ScheduleError(ValueError):
+    """The data and dependency edges of a block form a cycle."""
+
+
+@dataclass(eq=False)
+class Block:
+    name: str
+    arguments: list[Argument] = field(default_factory=list)
+    instructions: list[Instruction] = field(default_factory=list)
+    parent: Instruction | None = None
+    module: Module | None = None
+
+    @property
+    def args(self) -> list[Argument]:
+        return self.arguments
+
+    def op(self, opcode: str, name: str, operands=(), results=(), attributes=None,
+           computation: str | None = None) -> Instruction:
+        instr = Instruction(name, opcode, list(operands), [r if isinstance(r, T) else T(r) for r in results],
+                            dict(attributes or {}), computation=computation, parent=self)
+        self.instructions.append(instr)
+        return instr
+
+    def walk(self):
+        """Every instruction of this block and its nested blocks, in program order."""
+        for instr in self.instructions:
+            yield instr
+            for block in instr.blocks:
+                yield from block.walk()
+
+    def _module(self) -> Module | None:
+        block = self
+        while block.parent is not None:
+            block = block.parent.parent
+        return block.module
+
+    def schedule(self) -> list[Instruction]:
+        """A topological order of this block's instructions honouring data
+        edges (including values captured by nested blocks) and dependencies
+        (lifted to this block when they start or end inside a nested block);
+        program order breaks ties, so it is deterministic."""
+        position = {id(i): n for n, i in enumerate(self.instructions)}
+        owner: dict[int, Instruction] = {}  # any instruction inside → its ancestor here
+        for top in self.instructions:
+            owner[id(top)] = top
+            for block in top.blocks:
+                for inner in block.walk():
+                    owner[id(inner)] = top
+
+        def here(node) -> Instruction | None:
+            if isinstance(node, Value):
+                node = node.instruction
+            return owner.get(id(node)) if isinstance(node, Instruction) else None
+
+        after: dict[int, set[int]] = {id(i): set() for i in self.instructions}
+        for top in self.instructions:
+            inner = [top] + [i for b in top.blocks for i in b.walk()]
+            for instr in inner:
+                for operand in instr.operands:
+                    source = here(operand)
+                    if source is not None and source is not top:
+                        after[id(top)].add(id(source))
+        module = self._module()
+        for dep in (module.dependencies if module else []):
+            pred, succ = here(dep.predecessor), here(dep.successor)
+            if pred is not None and succ is not None and pred is not succ:
+                after[id(succ)].add(id(pred))
+        waiting = {k: len(v) for k, v in after.items()}
+        users: dict[int, list[int]] = {id(i): [] for i in self.instructions}
+        for succ, preds in after.items():
+            for pred in preds:
+                users[pred].append(succ)
+        by_id = {id(i): i for i in self.instructions}
+        ready = [position[k] for k, n in waiting.items() if n == 0]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            instr = self.instructions[heapq.heappop(ready)]
+            order.append(instr)
+            for user in users[id(instr)]:
+                waiting[user] -= 1
+                if waiting[user] == 0:
+                    heapq.heappush(ready, position[user])
+        if len(order) < len(self.instructions):
+            stuck = [by_id[k].name for k, n in waiting.items() if n > 0]
+            raise ScheduleError(f"block {self.name}: data and dependency edges form a cycle through "
+                                + ", ".join(stuck[:10]) + (" …" if len(stuck) > 10 else ""))
+        return order
+
+
+class Function(Block):
+    """A function: a top-level block with a name."""
+
+
+@dataclass(eq=False)
+class Module:
+    name: str
+    functions: list[Function] = field(default_factory=list)
+    dependencies: list[Dependency] = field(default_factory=list)
+
+    def function(self, name: str, arguments: list[tuple[str, T]] = ()) -> Function:
+        fn = Function(name, module=self)
+        fn.arguments = [Argument(n, t if isinstance(t, T) else T(t), fn, i) for i, (n, t) in enumerate(arguments)]
+        self.functions.append(fn)
+        return fn
+
+    def add_dep_edge(self, predecessor: Node, successor: Instruction) -> Dependency:
+        if isinstance(predecessor, Value):
+            predecessor = predecessor.instruction
+        dep = Dependency(predecessor, successor)
+        self.dependencies.append(dep)
+        return dep
+
+    def instructions(self):
+        for fn in self.functions:
+            yield from fn.walk()
+
+    def schedule(self) -> dict[str, list[Instruction]]:
+        """The BIR order of every function (nested blocks are scheduled by `Block.schedule`)."""
+        return {fn.name: fn.schedule() for fn in self.functions}
+
+    def dep_edges(self) -> set[tuple[str | None, str, str]]:
+        """(computation, predecessor name, successor name) of every dependency."""
+        return {(d.successor.computation, d.predecessor.name, d.successor.name) for d in self.dependencies}
