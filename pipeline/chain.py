@@ -1,0 +1,236 @@
+"""The whole chain, HLO → Penguin, and the check that proves it: the control
+edges of the HLO equal the dep edges of the executed Penguin program.
+
+    result = pipeline.run("module.txt", dialect="stablehlo")
+    result.penguin_source        # the emitted program
+    result.module()              # runs it: the Penguin Module
+    result.report.lost           # HLO edges missing from the program, with the link to blame
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from jaxlib.mlir import ir
+
+from passes.control_dep import is_control_dep
+from passes.hlo import Module, read_module, write_module
+from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
+from passes.mlir import DIALECTS as DIALECT_OPS
+from passes.mlir import FlattenControlDepTupleOperands
+from printer import hlo_name, print_penguin
+from printer.penguin import Module as PenguinModule
+from pipeline.importer import import_hlo
+from pipeline.xla import parse_with_xla
+
+LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
+         3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
+_TUPLE_OPS = frozenset({"stablehlo.tuple", "mhlo.tuple"})
+
+
+@dataclass(frozen=True)
+class EdgeReport:
+    """One HLO control edge and what became of it in the Penguin program."""
+
+    computation: str
+    predecessor: str
+    successor: str
+    fate: str  # preserved | rerouted | dropped | lost
+    emitted: tuple[tuple[str, str], ...] = ()
+    reason: str = ""
+    lost_at: str | None = None
+
+    def __str__(self) -> str:
+        text = f"%{self.computation}: %{self.predecessor} -> %{self.successor}: {self.fate}"
+        if self.lost_at:
+            text += f" at {self.lost_at}"
+        return text + (f" ({self.reason})" if self.reason else "")
+
+    def as_dict(self) -> dict:
+        return {"computation": self.computation, "predecessor": self.predecessor,
+                "successor": self.successor, "fate": self.fate,
+                "emitted": [list(e) for e in self.emitted], "reason": self.reason, "lost_at": self.lost_at}
+
+
+@dataclass
+class Report:
+    edges: list[EdgeReport] = field(default_factory=list)
+    dep_edges: int = 0  # dep edges in the executed program
+
+    def count(self, fate: str) -> int:
+        return sum(1 for e in self.edges if e.fate == fate)
+
+    @property
+    def lost(self) -> list[EdgeReport]:
+        return [e for e in self.edges if e.fate == "lost"]
+
+    def totals(self) -> dict[str, int]:
+        return {"edges": len(self.edges), **{f: self.count(f) for f in ("preserved", "rerouted", "dropped", "lost")}}
+
+    def summary(self) -> str:
+        t = self.totals()
+        return (f"{t['edges']} HLO control edge(s): {t['preserved']} preserved, {t['rerouted']} rerouted, "
+                f"{t['dropped']} dropped, {t['lost']} lost; {self.dep_edges} dep edge(s) in the Penguin program")
+
+    def as_dict(self) -> dict:
+        return {"totals": self.totals(), "dep_edges": self.dep_edges, "edges": [e.as_dict() for e in self.edges]}
+
+
+@dataclass
+class ChainResult:
+    source: str
+    dialect: str
+    hlo: str                 # after link #1
+    mlir: str                # after link #2
+    flat_mlir: str | None    # after link #3 (None with flatten=False)
+    penguin_source: str      # link #4
+    report: Report
+    _module: PenguinModule | None = None
+
+    def module(self) -> PenguinModule:
+        """Run the emitted program; its module-level `module`."""
+        if self._module is None:
+            self._module = execute(self.penguin_source, self.source)
+        return self._module
+
+
+def execute(penguin_source: str, source: str = "<penguin>") -> PenguinModule:
+    namespace: dict = {"__name__": "penguin_program"}
+    exec(compile(penguin_source, f"<penguin program from {source}>", "exec"), namespace)
+    return namespace["module"]
+
+
+def load_source(source) -> tuple[Module, str]:
+    """A path, HLO text (str or bytes), or our HLO `Module`."""
+    if isinstance(source, Module):
+        return source, source.name
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "HloModule" not in source
+                                           and "\n" not in source):
+        path = os.fspath(source)
+        with open(path, "rb") as f:
+            return read_module(f.read(), path), path
+    if isinstance(source, (str, bytes)):
+        module = read_module(source, "<hlo text>")
+        return module, module.name
+    text = getattr(source, "hlo_text", None)  # a captured module
+    if isinstance(text, str):
+        return read_module(text, getattr(source, "name", "<captured>")), getattr(source, "name", "<captured>")
+    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a passes.hlo.Module")
+
+
+def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool = True, scope: str = "main",
+        keep_attributes: bool = False, *, reify: bool = True, isolate: bool = True) -> ChainResult:
+    """Run links #1-#4 on `source` and check the invariant on the executed program.
+    `reify=False` skips link #1 and `flatten=False` skips link #3, to show what each prevents."""
+    module, name = load_source(source)
+    original = module.control_edges()
+    fates = {}
+    if reify:
+        for edge in PreserveControlDeps(bundle=bundle).run(module).edges:
+            fates[(edge.computation, edge.predecessor, edge.successor)] = edge
+    hlo = write_module(module)
+    parse_with_xla(hlo, f"{name} after link #1")
+    mlir = import_hlo(module, dialect, isolate=isolate, source_name=name)
+    mlir_text = mlir.operation.get_asm(enable_debug_info=True)
+    after_import = visible_edges(mlir)
+    flat_text = None
+    if flatten:
+        # The pass flattens one level, like the binary; with --bundle a
+        # tuple-shaped predecessor sits one level deeper, so repeat until
+        # nothing changes (at most the nesting depth).
+        flatten_pass = FlattenControlDepTupleOperands(DIALECT_OPS[dialect], scope, keep_attributes)
+        while flatten_pass.run(mlir).changed:
+            pass
+        flat_text = mlir.operation.get_asm(enable_debug_info=True)
+    after_flatten = visible_edges(mlir, through_tuples=False)
+    penguin_source = print_penguin(mlir, name, dialect)
+    program = execute(penguin_source, name)
+    report = _report(module, original, fates, after_import, after_flatten, program, flatten, scope)
+    return ChainResult(name, dialect, hlo, mlir_text, flat_text, penguin_source, report, program)
+
+
+def visible_edges(mlir: ir.Module, through_tuples: bool = True) -> set[tuple[str | None, str, str]]:
+    """(computation, predecessor, successor) that the control-dep calls of a
+    module carry. Reading one level into tuple operands gives what link #2
+    delivered; reading none gives what the printer will see."""
+    edges = set()
+
+    def visit(op):
+        if is_control_dep(op) and len(op.operands) > 1:
+            preds = set()
+            for value in list(op.operands)[:-1]:
+                owner = value.owner
+                if isinstance(owner, ir.Block):
+                    preds.add(hlo_name(ir.BlockArgument(value).location)[0])
+                    continue
+                owner = owner.operation
+                inner = list(owner.operands) if through_tuples and owner.name in _TUPLE_OPS else [value]
+                for v in inner:
+                    o = v.owner
+                    loc = ir.BlockArgument(v).location if isinstance(o, ir.Block) else o.operation.location
+                    preds.add(hlo_name(loc)[0])
+            for succ in _users(op.results[0]):
+                name, comp = hlo_name(succ.location)
+                edges.update((comp, p, name) for p in preds)
+        return ir.WalkResult.ADVANCE
+
+    mlir.operation.walk(visit)
+    return edges
+
+
+def _users(value) -> list:
+    found = []
+    for use in value.uses:
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if is_control_dep(user) or user.name in ("stablehlo.get_tuple_element", "mhlo.get_tuple_element") \
+                or user.name in _TUPLE_OPS:
+            for result in user.results:
+                found += _users(result)
+        else:
+            found.append(user)
+    return found
+
+
+def _name_after_import(module: Module, computation: str, name: str) -> str:
+    """XLA's importer folds send/send-done (recv/recv-done) into one op named
+    after the send (recv): a done's edges come out under its start's name."""
+    try:
+        instr = module.computation(computation).instruction(name)
+    except KeyError:
+        return name
+    if instr.opcode in ("send-done", "recv-done"):
+        return instr.operands[0].name
+    return name
+
+
+def _report(module: Module, original, fates: dict, after_import: set, after_flatten: set,
+            program: PenguinModule, flatten: bool, scope: str) -> Report:
+    program_edges = program.dep_edges()
+    report = Report(dep_edges=len(program.dependencies))
+    for comp, pred, succ in original:
+        link1 = fates.get((comp, pred, succ))
+        if link1 is None:  # link #1 skipped: the importer drops control-predecessors
+            report.edges.append(EdgeReport(comp, pred, succ, "lost", (), "control-predecessors are not data",
+                                           LINKS[2]))
+            continue
+        if link1.fate is Fate.DROPPED:
+            report.edges.append(EdgeReport(comp, pred, succ, "dropped", (), link1.reason))
+            continue
+        expected = [(comp, _name_after_import(module, comp, p), s) for p, s in link1.emitted]
+        missing = [e for e in expected if e not in program_edges]
+        if not missing:
+            report.edges.append(EdgeReport(comp, pred, succ, link1.fate.value, link1.emitted, link1.reason))
+            continue
+        if any(e not in after_import for e in missing):
+            at, why = LINKS[2], "the imported module does not carry it"
+        elif not flatten:
+            at, why = LINKS[3], "the predecessor stayed bundled in a tuple operand (link #3 skipped)"
+        elif any(e not in after_flatten for e in missing):
+            at, why = LINKS[3], (f"the predecessor is still bundled in a tuple operand after link #3 "
+                                 f"(scope={scope}; a function outside it keeps its tuples: try scope=all)")
+        else:
+            at, why = LINKS[4], "the importer delivered it but the program has no such dep edge"
+        missing_text = ", ".join(f"%{p} -> %{s}" for _, p, s in missing)
+        report.edges.append(EdgeReport(comp, pred, succ, "lost", link1.emitted, f"{why}: {missing_text}", at))
+    return report
