@@ -120,9 +120,11 @@ def load_source(source) -> tuple[Module, str]:
 
 
 def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool = True, scope: str = "main",
-        keep_attributes: bool = False, *, reify: bool = True, isolate: bool = True) -> ChainResult:
+        keep_attributes: bool = False, *, reify: bool = True, isolate: bool = True,
+        debug_info: bool = True) -> ChainResult:
     """Run links #1-#4 on `source` and check the invariant on the executed program.
-    `reify=False` skips link #1 and `flatten=False` skips link #3, to show what each prevents."""
+    `reify=False` skips link #1 and `flatten=False` skips link #3, to show what each prevents.
+    `debug_info` prints locations (the HLO names) in the MLIR artifacts."""
     module, name = load_source(source)
     original = module.control_edges()
     fates = {}
@@ -132,7 +134,7 @@ def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool 
     hlo = write_module(module)
     parse_with_xla(hlo, f"{name} after link #1")
     mlir = import_hlo(module, dialect, isolate=isolate, source_name=name)
-    mlir_text = mlir.operation.get_asm(enable_debug_info=True)
+    mlir_text = mlir.operation.get_asm(enable_debug_info=debug_info)
     after_import = visible_edges(mlir)
     flat_text = None
     if flatten:
@@ -142,7 +144,7 @@ def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool 
         flatten_pass = FlattenControlDepTupleOperands(DIALECT_OPS[dialect], scope, keep_attributes)
         while flatten_pass.run(mlir).changed:
             pass
-        flat_text = mlir.operation.get_asm(enable_debug_info=True)
+        flat_text = mlir.operation.get_asm(enable_debug_info=debug_info)
     after_flatten = visible_edges(mlir, through_tuples=False)
     penguin_source = print_penguin(mlir, name, dialect)
     program = execute(penguin_source, name)

@@ -7,21 +7,23 @@ no output file left behind).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
 import tempfile
 
 from passes.hlo import HloSyntaxError, read_module, write_module
-from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
-from passes.mlir import DIALECTS as DIALECTS_OPS
-from passes.mlir import SCOPES, FlattenControlDepTupleOperands, FlattenError
+from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps, PreserveResult
+from passes.mlir import SCOPES, FlattenError
+from pipeline.chain import Report
+from pipeline.chain import run as run_chain
 from pipeline.example import EXAMPLE_HLO, EXAMPLE_NAME
-from pipeline.importer import DIALECTS, ImportFailed, import_hlo
+from pipeline.importer import DIALECTS, ImportFailed
 from pipeline.xla import XlaRejected, parse_with_xla
 
 PROG = "hlo2penguin"
-STAGES = ("hlo", "mlir", "flat-mlir")
+STAGES = ("penguin", "hlo", "mlir", "flat-mlir", "report")
 
 # The `%t#i` operand newer XLA prints; jaxlib 0.10.2's parser does not know it.
 _TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
@@ -43,9 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", nargs="?", metavar="INPUT",
                    help="HLO text file, or '-' for standard input (default: the built-in example)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
-    p.add_argument("--emit", choices=STAGES, default="hlo",
-                   help="which stage to write: hlo = after link #1 (default), mlir = after link #2 "
-                        "(XLA's importer), flat-mlir = after link #3 (the flatten pass)")
+    p.add_argument("--emit", choices=STAGES, default="penguin",
+                   help="what to write: penguin = the Penguin program (default), hlo = after link #1, "
+                        "mlir = after link #2 (XLA's importer), flat-mlir = after link #3, "
+                        "report = every HLO control edge and its fate")
+    p.add_argument("--json", action="store_true", help="with --emit report: JSON instead of text")
+    p.add_argument("--no-flatten", action="store_true",
+                   help="skip link #3, to see which edges it saves")
+    p.add_argument("--check", action="store_true", help="exit 1 if any HLO control edge is lost")
     p.add_argument("--dialect", choices=DIALECTS, default="stablehlo",
                    help="dialect of links #2-#3 (default: stablehlo)")
     p.add_argument("--scope", choices=SCOPES, default="main",
@@ -118,15 +125,24 @@ def run(args: argparse.Namespace):
         # get-tuple-elements, so judge that reading instead.
         if not (_TUPLE_ELEMENT_OPERAND.search(text) and _xla_accepts(write_module(module))):
             raise
-    result = PreserveControlDeps(bundle=args.bundle).run(module)
-    out = write_module(module)
-    parse_with_xla(out, f"{source} after link #1")
     if args.emit == "hlo":
+        result = PreserveControlDeps(bundle=args.bundle).run(module)
+        out = write_module(module)
+        parse_with_xla(out, f"{source} after link #1")
         return out, result
-    mlir = import_hlo(module, args.dialect, source_name=source)
+    if args.emit == "flat-mlir" and args.no_flatten:
+        raise UsageError("--emit flat-mlir shows link #3's output; it cannot go with --no-flatten")
+    chain = run_chain(module, args.dialect, bundle=args.bundle, flatten=not args.no_flatten,
+                      scope=args.scope, keep_attributes=args.keep_attributes, debug_info=args.debug_info)
+    if args.emit == "mlir":
+        return chain.mlir, chain.report
     if args.emit == "flat-mlir":
-        FlattenControlDepTupleOperands(DIALECTS_OPS[args.dialect], args.scope, args.keep_attributes).run(mlir)
-    return mlir.operation.get_asm(enable_debug_info=args.debug_info) + "\n", result
+        return chain.flat_mlir, chain.report
+    if args.emit == "report":
+        if args.json:
+            return json.dumps(chain.report.as_dict(), indent=2) + "\n", chain.report
+        return "".join(f"{e}\n" for e in chain.report.edges) + chain.report.summary() + "\n", chain.report
+    return chain.penguin_source, chain.report
 
 
 def _xla_accepts(text: str) -> bool:
@@ -138,10 +154,14 @@ def _xla_accepts(text: str) -> bool:
 
 
 def report(result) -> None:
+    """Edges in, edges out, on stderr: link #1's result for --emit hlo, the
+    whole chain's report otherwise; a warning for each dropped or lost edge."""
     for edge in result.edges:
-        if edge.fate is Fate.DROPPED:
+        fate = edge.fate.value if isinstance(edge.fate, Fate) else edge.fate
+        if fate in ("dropped", "lost"):
             print(f"{PROG}: warning: {edge}", file=sys.stderr)
-    print(f"{PROG}: {PreserveControlDeps.name}: {result.summary()}", file=sys.stderr)
+    stage = PreserveControlDeps.name if isinstance(result, PreserveResult) else "chain"
+    print(f"{PROG}: {stage}: {result.summary()}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         # Only after the output is written: a failed run says one line, the error.
         if not args.quiet:
             report(result)
+        if args.check and isinstance(result, Report) and result.lost:
+            return 1
     except (UsageError, HloSyntaxError, XlaRejected, ImportFailed, FlattenError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
