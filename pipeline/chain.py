@@ -185,6 +185,8 @@ def _users(value) -> list:
     found = []
     for use in value.uses:
         user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if is_control_dep(user) and use.operand_number != len(user.operands) - 1:
+            continue  # a predecessor use orders, it does not feed
         if is_control_dep(user) or user.name in ("stablehlo.get_tuple_element", "mhlo.get_tuple_element") \
                 or user.name in _TUPLE_OPS:
             for result in user.results:

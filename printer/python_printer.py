@@ -187,8 +187,10 @@ class _Printer:
         found = []
         for use in value.uses:
             user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-            if is_control_dep(user) and use.operand_number == len(user.operands) - 1:
-                found += self.successors(user.results[0])
+            if is_control_dep(user):
+                # As the data operand it flows on; as a predecessor it orders, not feeds.
+                if use.operand_number == len(user.operands) - 1:
+                    found += self.successors(user.results[0])
             elif user.name in _STRUCTURAL:
                 for result in user.results:
                     found += self.successors(result)

@@ -58,12 +58,20 @@ def control_dep_edges(module: ir.Module) -> set[tuple[str, str]]:
 
 
 def _successors(op) -> list[str]:
+    return _successors_of(op.results[0])
+
+
+def _successors_of(value) -> list[str]:
     names = []
-    for use in op.results[0].uses:
+    for use in value.uses:
         user = use.owner
         user = user.operation if hasattr(user, "operation") else user
         if is_control_dep_call(user):
             names.extend(_successors(user))
+        elif user.name.endswith((".tuple", ".get_tuple_element")):
+            # The importer unpacks a tuple-shaped result before the op that reads it.
+            for result in user.results:
+                names.extend(_successors_of(result))
         else:
             names.extend(_names_of(user.location))
     return names

@@ -86,6 +86,21 @@ def has_no_value_after_import(instr: Instruction) -> bool:
     return begins_async_pair(instr) and instr.opcode not in _FUTURE_STARTS
 
 
+def is_structural(instr: Instruction) -> bool:
+    """Tuples and get-tuple-elements: XLA's importer folds them into the
+    values they pack or unpack, so they have no op of their own after import."""
+    return instr.opcode in ("tuple", "get-tuple-element")
+
+
+def _structural_sources(p: Instruction) -> list[Instruction]:
+    """The ops behind a tuple / get-tuple-element predecessor (in order, once)."""
+    if p.opcode == "get-tuple-element":
+        return _structural_sources(p.operands[0])
+    if p.opcode == "tuple":
+        return list(dict.fromkeys(v for e in p.operands for v in _structural_sources(e)))
+    return [p]
+
+
 def pins_its_operands(instr: Instruction) -> bool:
     """XLA requires `*-done`/`*-update` to read their `*-start` directly."""
     return instr.opcode.endswith("-done") or instr.opcode == "async-update"
@@ -140,59 +155,94 @@ class _ComputationRewrite:
             _restore_definition_order(self.comp)
 
     def reify(self, succ: Instruction, preds: list[Instruction]) -> None:
-        direct = bool(succ.operands) and not pins_its_operands(succ) and not begins_async_pair(succ.operands[0])
-        targets = [succ] if direct else [
-            u for u in self.users.get(succ, []) if not pins_its_operands(u)]
+        targets, why_not = self.carriers(succ)
         if not targets:
-            why = ("it has no user to reroute to" if not self.users.get(succ)
-                   else "its only users pin their operands")
             for p in preds:
-                self.drop(p, succ, f"%{succ.name} cannot take an operand ({succ.opcode}) and {why}")
+                self.drop(p, succ, why_not)
             return
-        kept: list[tuple[Instruction, Instruction]] = []  # (original, stand-in)
+        direct = targets == [(succ, succ.operands[0])] if succ.operands else False
+        kept: list[tuple[Instruction, list[Instruction], list[str]]] = []  # (original, stand-ins, why)
         for p in preds:
-            stand_in, reason = self.stand_in(p, succ, targets)
-            if stand_in is None:
-                self.drop(p, succ, reason)
+            stand_ins, reasons, dropped = self.stand_ins(p, [t for t, _ in targets])
+            if dropped:
+                self.drop(p, succ, dropped)
             else:
-                kept.append((p, stand_in))
+                kept.append((p, stand_ins, reasons))
         if not kept:
             return
-        operands = list(dict.fromkeys(s for _, s in kept))
-        for target in targets:
-            self.wrap(target, succ if not direct else None, operands)
-        for p, stand_in in kept:
-            emitted = tuple((stand_in.name, t.name) for t in targets)
-            if direct and stand_in is p:
+        operands = list(dict.fromkeys(s for _, stand_ins, _ in kept for s in stand_ins))
+        for target, read in targets:
+            self.wrap(target, read, operands, direct)
+        for p, stand_ins, reasons in kept:
+            emitted = tuple((s.name, t.name) for s in stand_ins for t, _ in targets)
+            if direct and stand_ins == [p]:
                 fate = EdgeFate(self.comp.name, p.name, succ.name, Fate.PRESERVED, emitted)
             else:
-                reasons = []
-                if stand_in is not p:
-                    reasons.append(f"%{p.name} is a {p.opcode}, which has no value after import; "
-                                   f"its %{stand_in.name} stands in")
                 if not direct:
-                    reasons.append(f"%{succ.name} ({succ.opcode}) cannot take an operand; "
-                                   "its users carry the edge")
+                    reasons = reasons + [f"%{succ.name} ({succ.opcode}) cannot carry it; "
+                                         "the ops that read it do"]
                 fate = EdgeFate(self.comp.name, p.name, succ.name, Fate.REROUTED, emitted, "; ".join(reasons))
             self.result.edges.append(fate)
 
-    def stand_in(self, p: Instruction, succ: Instruction, targets: list[Instruction]):
-        """The instruction that can be an operand in p's place, or (None, why)."""
-        if not has_no_value_after_import(p):
-            return p, ""
-        done = _matching_done(p, self.users)
-        if done is None:
-            return None, f"%{p.name} is a {p.opcode} with no matching *-done to stand in for it"
-        for t in targets:
-            if t is done or _depends_on(done, t):
-                return None, (f"%{p.name} is a {p.opcode}; its %{done.name} cannot stand in "
-                              f"because it comes after %{t.name} (a cycle)")
-        self.reordered = True
-        return done, ""
+    def carriers(self, succ: Instruction) -> tuple[list[tuple[Instruction, Instruction]], str]:
+        """Where the edge can enter: [(op, value it reads)] and, if none, why.
+        S itself at operand 0 when it can; otherwise each op that reads S,
+        looking through tuples and get-tuple-elements (they are not ops after
+        import, so an edge into one would have nothing to land on)."""
+        if (succ.operands and not is_structural(succ) and not pins_its_operands(succ)
+                and not begins_async_pair(succ.operands[0])):
+            return [(succ, succ.operands[0])], ""
+        found: list[tuple[Instruction, Instruction]] = []
+        reaches_root = [False]
 
-    def wrap(self, target: Instruction, rerouted_from: Instruction | None, preds: list[Instruction]) -> None:
-        """Make a control-dep custom-call feed `target` where it reads its data."""
-        data = rerouted_from or target.operands[0]
+        def visit(value: Instruction) -> None:
+            if value is self.comp.root:
+                reaches_root[0] = True
+            for user in self.users.get(value, []):
+                if is_structural(user):
+                    visit(user)
+                elif not pins_its_operands(user) and (user, value) not in found:
+                    found.append((user, value))
+
+        visit(succ)
+        kind = "a tuple or get-tuple-element, which is no op after import" if is_structural(succ) \
+            else f"a {succ.opcode}, which cannot take an operand"
+        if found:
+            return found, ""
+        if reaches_root[0]:
+            return [], (f"implied: %{succ.name} ({kind}) is the result of %{self.comp.name}, "
+                        "which ends after every instruction in it")
+        return [], f"%{succ.name} is {kind}, and it has no user to carry the edge"
+
+    def stand_ins(self, p: Instruction, targets: list[Instruction]):
+        """What can be an operand in p's place: (instructions, reasons, why dropped)."""
+        reasons: list[str] = []
+        values = _structural_sources(p)
+        if values != [p]:
+            if not values:
+                return [], [], f"%{p.name} is an empty tuple: it orders nothing"
+            reasons.append(f"%{p.name} ({p.opcode}) is no op after import; "
+                           f"{', '.join('%' + v.name for v in values)} stand(s) in")
+        result = []
+        for v in values:
+            if not has_no_value_after_import(v):
+                result.append(v)
+                continue
+            done = _matching_done(v, self.users)
+            if done is None:
+                return [], [], f"%{v.name} is a {v.opcode} with no matching *-done to stand in for it"
+            for t in targets:
+                if t is done or _depends_on(done, t):
+                    return [], [], (f"%{v.name} is a {v.opcode}; its %{done.name} cannot stand in "
+                                    f"because it comes after %{t.name} (a cycle)")
+            self.reordered = True
+            reasons.append(f"%{v.name} is a {v.opcode}, which has no value after import; "
+                           f"its %{done.name} stands in")
+            result.append(done)
+        return list(dict.fromkeys(result)), reasons, ""
+
+    def wrap(self, target: Instruction, data: Instruction, preds: list[Instruction], direct: bool) -> None:
+        """Make a control-dep custom-call feed `target` where it reads `data`."""
         operands = preds
         if self.pass_.bundle:
             bundle = Instruction(self.pass_.fresh_name(f"{target.name}.control-dep-bundle"),
@@ -204,10 +254,10 @@ class _ComputationRewrite:
             operands + [data],
             [("custom_call_target", f'"{CONTROL_DEP_TARGET}"'), ("custom_call_has_side_effect", "true")])
         self.insert(target, cc)
-        if rerouted_from is None:
-            target.operands[0] = cc
+        if direct:
+            target.operands[0] = cc  # S's operand 0 only: the data operand D
         else:
-            target.operands = [cc if op is rerouted_from else op for op in target.operands]
+            target.operands = [cc if op is data else op for op in target.operands]
         # Keep the users map true: a later reroute must see this custom-call.
         self.users[cc] = [target]
         if data not in target.operands:

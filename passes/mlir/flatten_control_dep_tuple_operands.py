@@ -14,7 +14,11 @@ Where we differ from the binary, and why (each pinned by a lit test):
 - a get_tuple_element of a block argument passes the argument through (the
   binary dereferences its missing defining op);
 - clean-up erases every bypassed tuple *and* get_tuple_element once nothing
-  uses it (the binary's listing records only tuples; its contract says both).
+  uses it (the binary's listing records only tuples; its contract says both);
+- the last operand, the data operand D, is never unpacked: the binary's loop
+  covers every operand, so a tuple-shaped D (S a `while`, say) would have its
+  elements turned into predecessors and the call would alias the wrong value.
+  Only the predecessors (all operands but the last) are flattened.
 """
 
 from __future__ import annotations
@@ -116,7 +120,7 @@ class FlattenControlDepTupleOperands:
 
         def visit(op):
             if op.name == self.dialect.custom_call and is_control_dep(op):
-                if any(_defining_op_name(v) in tupleish for v in op.operands):
+                if any(_defining_op_name(v) in tupleish for v in list(op.operands)[:-1]):
                     hits.append(op)
             return ir.WalkResult.ADVANCE
 
@@ -141,8 +145,9 @@ class FlattenControlDepTupleOperands:
         return result
 
     def flat_operands(self, call, bypassed: dict) -> list:
+        *preds, data = list(call.operands)
         flat = []
-        for value in call.operands:
+        for value in preds:
             op = _defining_op(value)
             name = op.name if op is not None else None
             if name == self.dialect.tuple:
@@ -160,6 +165,7 @@ class FlattenControlDepTupleOperands:
                     flat.extend(source.results)
             else:
                 flat.append(value)
+        flat.append(data)  # the data operand is not a predecessor: never unpacked
         return flat
 
 
