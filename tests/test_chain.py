@@ -1,0 +1,139 @@
+"""The proof of the chain: HLO control edges = Penguin dep edges, on real modules."""
+
+from __future__ import annotations
+
+import collections
+import json
+import runpy
+import subprocess
+import sys
+
+import pytest
+
+import pipeline
+from jax_programs import corpus
+from pipeline import cli
+from pipeline.example import EXAMPLE_HLO
+from passes.hlo import read_module
+from printer.penguin import Module, ScheduleError, T
+
+WITH_EDGES = [("example", EXAMPLE_HLO)] + [(n, t) for n, t in corpus() if "control-predecessors" in t]
+TOTALS: collections.Counter = collections.Counter()
+
+
+@pytest.mark.parametrize("bundle", [False, True], ids=["flat", "bundle"])
+@pytest.mark.parametrize("dialect", ["stablehlo", "mhlo"])
+def test_invariant_holds_on_every_module(dialect, bundle):
+    # With bundle=True a while body can sit in a function reached by `call`
+    # (XLA CPU's small-call outlining), outside scope=main: walk them all.
+    scope = "all" if bundle else "main"
+    for name, text in WITH_EDGES:
+        result = pipeline.run(text, dialect=dialect, bundle=bundle, scope=scope, isolate=False)
+        report = result.report
+        assert report.lost == [], (name, [str(e) for e in report.lost])
+        assert len(report.edges) == len(read_module(text).control_edges()) > 0
+        assert report.count("dropped") == 0 or name == "example", [str(e) for e in report.edges]
+        TOTALS.update({(dialect, bundle, k): v for k, v in report.totals().items()})
+        TOTALS[(dialect, bundle, "modules")] += 1
+
+
+def test_flat_reading_of_the_invariant_is_exact_on_the_corpus():
+    # Without reroutes, every HLO edge is one dep edge with the same names.
+    for name, text in WITH_EDGES[1:]:
+        result = pipeline.run(text, isolate=False)
+        hlo_edges = {(e.computation, e.predecessor, e.successor) for e in result.report.edges
+                     if e.fate == "preserved"}
+        assert hlo_edges <= result.module().dep_edges(), name
+
+
+def test_without_link_3_tuple_shaped_predecessors_are_lost_and_link_3_is_blamed():
+    report = pipeline.run(EXAMPLE_HLO, flatten=False).report
+    lost = {(e.predecessor, e.successor): e for e in report.lost}
+    # %loop is a while: its value reaches the call as one tuple operand.
+    assert set(lost) == {("loop", "scale"), ("loop", "scaled")}
+    assert all("link #3" in e.lost_at for e in lost.values())
+    assert report.count("preserved") == 2  # %copy.x and %copy.buf are plain values
+
+
+def test_without_link_1_every_edge_is_lost_at_the_importer():
+    report = pipeline.run(EXAMPLE_HLO, reify=False).report
+    assert report.count("lost") == len(report.edges) == 4
+    assert all("link #2" in e.lost_at for e in report.edges)
+    assert report.dep_edges == 0
+
+
+def test_scope_main_leaves_called_functions_bundled_and_says_so():
+    name, text = next((n, t) for n, t in WITH_EDGES if "cpu_after_optimizations" in n and "swap" in n)
+    report = pipeline.run(text, bundle=True, scope="main", isolate=False).report
+    assert report.lost and all("scope=main" in e.reason for e in report.lost)
+
+
+def test_emitted_program_runs_standalone_in_a_fresh_interpreter(tmp_path):
+    result = pipeline.run(EXAMPLE_HLO)
+    path = tmp_path / "program.py"
+    path.write_text(result.penguin_source)
+    probe = ("import runpy, sys; m = runpy.run_path(sys.argv[1])['module']; "
+             "print(sorted((d.predecessor.name, d.successor.name) for d in m.dependencies))")
+    done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(sorted((p, s) for _, p, s in result.module().dep_edges()))
+    assert isinstance(runpy.run_path(str(path))["module"], Module)
+
+
+def test_output_is_byte_identical_on_reruns():
+    first = pipeline.run(EXAMPLE_HLO, dialect="mhlo").penguin_source
+    assert pipeline.run(EXAMPLE_HLO, dialect="mhlo").penguin_source == first
+
+
+@pytest.mark.parametrize("name,text", WITH_EDGES[:8], ids=[n for n, _ in WITH_EDGES[:8]])
+def test_schedule_honours_every_dependency_and_data_edge(name, text):
+    program = pipeline.run(text, isolate=False).module()
+    for fn in program.functions:
+        blocks = [fn] + [b for i in fn.walk() for b in i.blocks]
+        for block in blocks:
+            order = block.schedule()
+            assert sorted(map(id, order)) == sorted(map(id, block.instructions))
+            at = {id(i): n for n, i in enumerate(order)}
+            for instr in order:
+                for operand in instr.operands:
+                    source = getattr(operand, "instruction", operand)
+                    if id(source) in at:
+                        assert at[id(source)] < at[id(instr)]
+            for dep in program.dependencies:
+                if id(dep.predecessor) in at and id(dep.successor) in at:
+                    assert at[id(dep.predecessor)] < at[id(dep.successor)], dep
+
+
+def test_schedule_moves_an_instruction_after_its_dependency_and_reports_cycles():
+    m = Module("m")
+    f = m.function("main", [("x", T("tensor<f32>"))])
+    a = f.op("stablehlo.negate", "a", [f.args[0]], ["tensor<f32>"])
+    b = f.op("stablehlo.abs", "b", [f.args[0]], ["tensor<f32>"])
+    m.add_dep_edge(b, a)
+    assert [i.name for i in f.schedule()] == ["b", "a"]  # program order alone says a, b
+    m.add_dep_edge(a, b)
+    with pytest.raises(ScheduleError, match="cycle through a, b"):
+        f.schedule()
+
+
+def test_cli_report_json_and_check(capsys):
+    assert cli.main(["--emit", "report", "--json", "-q"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["totals"] == {"edges": 4, "preserved": 3, "rerouted": 1, "dropped": 0, "lost": 0}
+    assert cli.main(["--emit", "report", "--no-flatten", "--check", "-q"]) == 1
+    capsys.readouterr()
+
+
+def test_cli_default_runs_the_chain_and_says_edges_in_and_out(capsys):
+    assert cli.main([]) == 0
+    captured = capsys.readouterr()
+    assert "module.add_dep_edge(loop, scaled)" in captured.out
+    assert "4 HLO control edge(s)" in captured.err and "4 dep edge(s)" in captured.err
+
+
+def test_totals_for_the_closing_note(capsys):
+    with capsys.disabled():
+        for key in sorted({k[:2] for k in TOTALS}):
+            row = {k[2]: v for k, v in TOTALS.items() if k[:2] == key}
+            print(f"\ninvariant {key[0]:9} bundle={key[1]!s:5}: {row}")
