@@ -182,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `hlo2penguin | head`: the reader left, not an error
         sys.stderr.close()
         return 0
+    except Exception as err:  # a bug, but the user still gets one line, not a traceback
+        print(f"{PROG}: error: internal error ({type(err).__name__}: {err}); "
+              "please report it with the input", file=sys.stderr)
+        return 2
     return 0
 
 

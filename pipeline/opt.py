@@ -66,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         sys.stderr.close()
+    except Exception as err:  # a bug, but the user still gets one line, not a traceback
+        print(f"{PROG}: error: internal error ({type(err).__name__}: {err}); "
+              "please report it with the input", file=sys.stderr)
+        return 2
     return 0
 
 
