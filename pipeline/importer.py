@@ -31,6 +31,7 @@ from passes.hlo import Module, read_module, write_module
 from passes.hlo.ir import Instruction
 from passes.hlo.preserve_control_deps import begins_async_pair
 from pipeline.mlir_context import make_context, register_passes
+from printer import hlo_name
 from pipeline.xla import parse_with_xla
 
 DIALECTS = ("stablehlo", "mhlo")
@@ -62,13 +63,22 @@ def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.
     proto = parse_with_xla(text, source_name).as_serialized_hlo_module_proto()
     bytecode = _run_importer(proto, isolate, source_name)
     context = context or make_context()
-    mlir = ir.Module.parse(bytecode, context=context)
+    try:
+        mlir = ir.Module.parse(bytecode, context=context)
+    except ir.MLIRError as err:  # the importer does not verify what it writes
+        raise ImportFailed(f"{source_name or 'module'}: link #2 (XLA's importer) produced a module "
+                           f"that does not verify: {_mlir_error(err)}") from None
     _restore_locations(mlir, origins, module)
     pipeline = [] if keep_dead_copies else ["symbol-dce"]
     if dialect == "mhlo":
         pipeline.append("stablehlo-legalize-to-hlo")
     if pipeline:
-        run_pipeline(mlir, ",".join(pipeline))
+        try:
+            run_pipeline(mlir, ",".join(pipeline))
+        except ir.MLIRError as err:
+            hint = "; --dialect stablehlo keeps the module as imported" if dialect == "mhlo" else ""
+            raise ImportFailed(f"{source_name or 'module'}: link #2 ({', '.join(pipeline)}) failed: "
+                               f"{_mlir_error(err)}{hint}") from None
     if not mlir.operation.verify():
         raise ImportFailed(f"{source_name or 'module'}: the imported module does not verify")
     return mlir
@@ -117,6 +127,23 @@ def _run_importer(proto: bytes, isolate: bool, source_name: str | None) -> bytes
     if done.returncode < 0:
         raise ImportFailed(f"{stage} aborted (signal {-done.returncode}): {said}")
     raise ImportFailed(f"{stage}: {said}")
+
+
+def _mlir_error(err: ir.MLIRError) -> str:
+    """The first diagnostic, on one line, with the HLO name its location holds."""
+    details = getattr(err, "error_diagnostics", None) or []
+    if details:
+        d = details[0]
+        message = re.split(r': [%"]', d.message.splitlines()[0])[0]  # drop the op dump
+        return f"{_loc_text(d.location)}: {message}"
+    return _first_line(str(err))
+
+
+def _loc_text(location) -> str:
+    name, computation = hlo_name(location)
+    if name is None:
+        return str(location)
+    return f"%{name}" + (f" in %{computation}" if computation else "")
 
 
 def _first_line(text: str) -> str:

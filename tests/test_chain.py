@@ -137,3 +137,38 @@ def test_totals_for_the_closing_note(capsys):
         for key in sorted({k[:2] for k in TOTALS}):
             row = {k[2]: v for k, v in TOTALS.items() if k[:2] == key}
             print(f"\ninvariant {key[0]:9} bundle={key[1]!s:5}: {row}")
+
+
+COLLECTIVE = """\
+HloModule collective
+
+%sum (s.x: f32[], s.y: f32[]) -> f32[] {
+  %s.x = f32[] parameter(0)
+  %s.y = f32[] parameter(1)
+  ROOT %s.add = f32[] add(%s.x, %s.y)
+}
+
+ENTRY %main (x: f32[4]) -> (f32[4], f32[4]) {
+  %x = f32[4]{0} parameter(0)
+  %a = f32[4]{0} abs(%x)
+  %ars = f32[4]{0} all-reduce-start(%x), replica_groups={}, to_apply=%sum
+  %ard = f32[4]{0} all-reduce-done(%ars)
+  %n = f32[4]{0} negate(%x), control-predecessors={%ars, %a}
+  ROOT %out = (f32[4]{0}, f32[4]{0}) tuple(%ard, %n)
+}
+"""
+
+
+def test_bundle_keeps_a_collective_start_beside_the_tuple():
+    # !stablehlo.future may not be a tuple element; the bundle holds the rest.
+    result = pipeline.run(COLLECTIVE, bundle=True)
+    assert result.report.lost == [] and result.report.count("preserved") == 2
+    assert "custom_call @AwsNeuronControlDep" in result.mlir and "stablehlo.tuple" in result.mlir
+
+
+def test_mhlo_refusal_of_collectives_is_one_clear_error(capsys, tmp_path):
+    path = tmp_path / "collective.txt"
+    path.write_text(COLLECTIVE)
+    assert cli.main([str(path), "--dialect", "mhlo"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "%ars" in err and "--dialect stablehlo" in err

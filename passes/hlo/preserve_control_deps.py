@@ -244,11 +244,14 @@ class _ComputationRewrite:
     def wrap(self, target: Instruction, data: Instruction, preds: list[Instruction], direct: bool) -> None:
         """Make a control-dep custom-call feed `target` where it reads `data`."""
         operands = preds
-        if self.pass_.bundle:
+        # A collective start imports as !stablehlo.future, which a tuple cannot
+        # hold: it stays a plain operand beside the bundle.
+        bundled = [p for p in preds if p.opcode not in _FUTURE_STARTS]
+        if self.pass_.bundle and bundled:
             bundle = Instruction(self.pass_.fresh_name(f"{target.name}.control-dep-bundle"),
-                                 Shape.tuple_of([p.shape for p in preds]), "tuple", list(preds))
+                                 Shape.tuple_of([p.shape for p in bundled]), "tuple", bundled)
             self.insert(target, bundle)
-            operands = [bundle]
+            operands = [bundle] + [p for p in preds if p.opcode in _FUTURE_STARTS]
         cc = Instruction(
             self.pass_.fresh_name(f"{target.name}.control-dep"), data.shape, "custom-call",
             operands + [data],

@@ -136,9 +136,13 @@ class FlattenControlDepTupleOperands:
             with context, call.location, ir.InsertionPoint(call):
                 attributes = ({name: call.attributes[name] for name in call.attributes} if self.keep_attributes
                               else {"call_target_name": ir.StringAttr.get(CONTROL_DEP_TARGET)})
-                new = ir.Operation.create(self.dialect.custom_call, results=[call.results[0].type],
+                # Every result type of the original: link #1 makes one, but a call
+                # with more (e.g. after mhlo-flatten-tuple split a tuple result)
+                # must not be erased while a result is still in use (a crash).
+                new = ir.Operation.create(self.dialect.custom_call, results=[r.type for r in call.results],
                                           operands=flat, attributes=attributes)
-            call.results[0].replace_all_uses_with(new.results[0])
+            for old, replacement in zip(call.results, new.results):
+                old.replace_all_uses_with(replacement)
             call.erase()
             result.rewritten += 1
         result.erased = _erase_unused(list(bypassed))
