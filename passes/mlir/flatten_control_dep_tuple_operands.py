@@ -18,7 +18,10 @@ Where we differ from the binary, and why (each pinned by a lit test):
 - the last operand, the data operand D, is never unpacked: the binary's loop
   covers every operand, so a tuple-shaped D (S a `while`, say) would have its
   elements turned into predecessors and the call would alias the wrong value.
-  Only the predecessors (all operands but the last) are flattened.
+  Only the predecessors (all operands but the last) are flattened;
+- a call with several results (after `mhlo-flatten-tuple` split a tuple
+  result, say) keeps them all: the binary's single result would leave the
+  other results' uses dangling (the bindings crash there).
 """
 
 from __future__ import annotations

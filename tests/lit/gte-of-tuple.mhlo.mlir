@@ -1,0 +1,17 @@
+// RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands | filecheck %s
+// Pins operand rewrite: get_tuple_element(tuple(...)) becomes ALL the tuple's elements, not only the indexed one; GTE and tuple are erased (spec: replaceTuples, "GTE has two sub-cases").
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[P2:%[^ ,:)]+]]: tensor<2xf32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)
+// CHECK-NOT: mhlo.tuple
+// CHECK-NOT: mhlo.get_tuple_element
+// CHECK: [[CC:%[^ ,:)]+]] = mhlo.custom_call @AwsNeuronControlDep([[P0]], [[P1]], [[P2]], [[D]]) : (tensor<f32>, tensor<i32>, tensor<2xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: return [[CC]]
+// CHECK-NOT: mhlo.tuple
+// CHECK-NOT: mhlo.get_tuple_element
+func.func @main(%p0: tensor<f32>, %p1: tensor<i32>, %p2: tensor<2xf32>, %d: tensor<4xf32>) -> tensor<4xf32> {
+  %t = "mhlo.tuple"(%p0, %p1, %p2) : (tensor<f32>, tensor<i32>, tensor<2xf32>) -> tuple<tensor<f32>, tensor<i32>, tensor<2xf32>>
+  %g = "mhlo.get_tuple_element"(%t) {index = 1 : i32} : (tuple<tensor<f32>, tensor<i32>, tensor<2xf32>>) -> tensor<i32>
+  %cc = "mhlo.custom_call"(%g, %d) {call_target_name = "AwsNeuronControlDep", has_side_effect = true} : (tensor<i32>, tensor<4xf32>) -> tensor<4xf32>
+  return %cc : tensor<4xf32>
+}

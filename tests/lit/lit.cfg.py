@@ -1,0 +1,24 @@
+# lit configuration for the link #3 FileCheck tests (upstream MLIR style:
+# each .mlir file runs `hlo2penguin-opt` on itself and pipes to `filecheck`).
+import os
+import sys
+import tempfile
+
+import lit.formats
+
+config.name = "hlo2penguin"
+# lit's internal shell: it provides `not`, pipes, `2>&1` and `diff` on every
+# platform (lit 23 rejects ShTest(True), the external shell, as deprecated).
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+# lit writes each test's %t files under the exec root: keep them out of the
+# source tree (one directory per user, shared by runs: a test's files are
+# deterministic, so two concurrent runs write the same bytes).
+config.test_exec_root = os.environ.get("HLO2PENGUIN_LIT_EXEC_ROOT") or os.path.join(
+    tempfile.gettempdir(), f"hlo2penguin-lit-{os.getuid()}")
+
+# hlo2penguin-opt and filecheck are console scripts installed next to the
+# interpreter running lit (the venv's bin/), which need not be on PATH in CI.
+# Not os.path.realpath: a venv's python is a symlink out of the venv.
+config.environment["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])

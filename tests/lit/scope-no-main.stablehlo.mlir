@@ -1,0 +1,24 @@
+// RUN: not hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands --scope=first | filecheck %s --check-prefix=FIRST
+// Pins the default scope's error: without a function named main the pass fails with one line naming the functions and the way out, not a traceback (DESIGN "Link #3 contract", Scope; STYLE "Errors are for people").
+
+// ERR-NOT: Traceback
+// ERR: hlo2penguin-opt: error: stablehlo-flatten-control-dep-tuple-operands: the module has no function named 'main' (functions: helper, other); use scope=first or scope=all
+// ERR-NOT: Traceback
+
+// FIRST-LABEL: func.func private @helper
+// FIRST-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)
+// FIRST-NEXT: [[CC:%[^ ,:)]+]] = stablehlo.custom_call @AwsNeuronControlDep([[P0]], [[P1]], [[D]]) : (tensor<f32>, tensor<i32>, tensor<4xf32>) -> tensor<4xf32>
+// FIRST-LABEL: func.func private @other
+// FIRST-NEXT: stablehlo.tuple
+func.func private @helper(%p0: tensor<f32>, %p1: tensor<i32>, %d: tensor<4xf32>) -> tensor<4xf32> {
+  %t = "stablehlo.tuple"(%p0, %p1) : (tensor<f32>, tensor<i32>) -> tuple<tensor<f32>, tensor<i32>>
+  %cc = "stablehlo.custom_call"(%t, %d) {call_target_name = "AwsNeuronControlDep", has_side_effect = true} : (tuple<tensor<f32>, tensor<i32>>, tensor<4xf32>) -> tensor<4xf32>
+  return %cc : tensor<4xf32>
+}
+
+func.func private @other(%p0: tensor<f32>, %p1: tensor<i32>, %d: tensor<4xf32>) -> tensor<4xf32> {
+  %t = "stablehlo.tuple"(%p0, %p1) : (tensor<f32>, tensor<i32>) -> tuple<tensor<f32>, tensor<i32>>
+  %cc = "stablehlo.custom_call"(%t, %d) {call_target_name = "AwsNeuronControlDep", has_side_effect = true} : (tuple<tensor<f32>, tensor<i32>>, tensor<4xf32>) -> tensor<4xf32>
+  return %cc : tensor<4xf32>
+}

@@ -1,0 +1,13 @@
+// RUN: hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands | filecheck %s
+// Pins the twinning: the stablehlo pass leaves a mhlo module untouched; each twin matches only its own dialect's ops (spec: "MHLO vs StableHLO — the divergence").
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)
+// CHECK-NEXT: [[T:%[^ ,:)]+]] = mhlo.tuple [[P0]], [[P1]] : tuple<tensor<f32>, tensor<i32>>
+// CHECK-NEXT: [[CC:%[^ ,:)]+]] = mhlo.custom_call @AwsNeuronControlDep([[T]], [[D]]) {has_side_effect = true} : (tuple<tensor<f32>, tensor<i32>>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: return [[CC]]
+func.func @main(%p0: tensor<f32>, %p1: tensor<i32>, %d: tensor<4xf32>) -> tensor<4xf32> {
+  %t = "mhlo.tuple"(%p0, %p1) : (tensor<f32>, tensor<i32>) -> tuple<tensor<f32>, tensor<i32>>
+  %cc = "mhlo.custom_call"(%t, %d) {call_target_name = "AwsNeuronControlDep", has_side_effect = true} : (tuple<tensor<f32>, tensor<i32>>, tensor<4xf32>) -> tensor<4xf32>
+  return %cc : tensor<4xf32>
+}
