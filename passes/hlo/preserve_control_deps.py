@@ -27,7 +27,7 @@ import enum
 from dataclasses import dataclass, field
 
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS
-from passes.hlo.ir import Computation, Instruction, Module, Shape
+from passes.hlo.ir import Computation, Instruction, Module, Shape, no_cyclic_gc
 
 
 class Fate(enum.Enum):
@@ -115,6 +115,10 @@ class PreserveControlDeps:
     name = "preserve-control-deps"
 
     def run(self, module: Module) -> PreserveResult:
+        with no_cyclic_gc():
+            return self._run(module)
+
+    def _run(self, module: Module) -> PreserveResult:
         result = PreserveResult()
         self._taken = module.instruction_names()
         for comp in module.computations:

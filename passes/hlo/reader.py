@@ -16,7 +16,9 @@ from __future__ import annotations
 import bisect
 import re
 
-from passes.hlo.ir import COMPUTATION_ATTRIBUTES, PAYLOAD_OPCODES, Computation, Instruction, Module, Shape
+from passes.hlo import fast_path
+from passes.hlo.ir import (
+    COMPUTATION_ATTRIBUTES, PAYLOAD_OPCODES, Computation, Instruction, Module, Shape, no_cyclic_gc)
 
 _NAME = re.compile(r"%?([A-Za-z0-9_][A-Za-z0-9_.\-]*)")
 _OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
@@ -43,7 +45,8 @@ def read_module(text: str | bytes, source: str | None = None) -> Module:
     """Parse one HLO module. `source` names the input in error messages."""
     if isinstance(text, bytes):
         text = _decode(text, source)
-    return _Reader(text, source).module()
+    with no_cyclic_gc():
+        return _Reader(text, source).module()
 
 
 def _decode(data: bytes, source: str | None) -> str:
@@ -287,10 +290,14 @@ class _Reader:
                                  "before the end of input", open_pos)
             if self.accept("}"):
                 break
-            if _COMPUTATION_HEADER.match(self.text, self.pos):
-                raise self.error(f"computation %{name} is not terminated: expected '}}' before the "
-                                 f"computation that starts on line {self.where()[0]}", open_pos)
-            instr, is_root = self.instruction(scope, instructions)
+            fast = self.fast_instruction(scope, instructions)
+            if fast is not None:
+                instr, is_root = fast
+            else:
+                if _COMPUTATION_HEADER.match(self.text, self.pos):
+                    raise self.error(f"computation %{name} is not terminated: expected '}}' before the "
+                                     f"computation that starts on line {self.where()[0]}", open_pos)
+                instr, is_root = self.instruction(scope, instructions)
             if is_root:
                 if root is not None:
                     raise self.error(f"computation %{name} has two ROOT instructions "
@@ -349,6 +356,47 @@ class _Reader:
         scope[name] = instr
         out.append(instr)
         return instr, is_root
+
+    def fast_instruction(self, scope: dict[str, Instruction], out: list[Instruction]):
+        """The one-line fast path (see fast_path.py); None hands the line to
+        `instruction`, which reads anything and reports every error."""
+        m = fast_path.LINE.match(self.text, self.pos)
+        if m is None:
+            return None
+        name, opcode, operands_text = m.group("name"), m.group("opcode"), m.group("operands")
+        if name in scope or (name == "ROOT" and m.group("root") is None):
+            return None
+        attributes = fast_path.split_attributes(m.group("attributes"))
+        if attributes is None:
+            return None
+        instr = Instruction(name, fast_path.shape_of(m.group("shape"), self._tuple_shape), opcode,
+                            line=self.where(m.start())[0])
+        if opcode in PAYLOAD_OPCODES:
+            instr.payload = operands_text.strip()
+        else:
+            if not fast_path.OPERANDS.fullmatch(operands_text):
+                return None
+            for operand_name in fast_path.OPERAND.findall(operands_text):
+                operand = scope.get(operand_name)
+                if operand is None:
+                    return None
+                instr.operands.append(operand)
+        base = m.start("attributes")
+        for key, value, offset in attributes:
+            if key == "control-predecessors":
+                instr.control_predecessors = self.predecessors(value, scope, name, base + offset)
+            else:
+                if key in COMPUTATION_ATTRIBUTES:
+                    self.check_callees(instr, key, value, base + offset)
+                instr.attributes.append((key, value))
+        self.pos = m.end()
+        scope[name] = instr
+        out.append(instr)
+        return instr, m.group("root") is not None
+
+    @staticmethod
+    def _tuple_shape(text: str) -> Shape:
+        return _Reader(text, None).shape()
 
     def operand(self, scope: dict[str, Instruction], out: list[Instruction], user: Instruction) -> Instruction:
         self.skip_space()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from passes.hlo.ir import Computation, Instruction, Module
+from passes.hlo.ir import Computation, Instruction, Module, no_cyclic_gc
 
 # (computation, instruction) -> the attributes to print in place of its own.
 AttributeHook = Callable[[Computation, Instruction], list[tuple[str, str]]]
@@ -17,6 +17,11 @@ AttributeHook = Callable[[Computation, Instruction], list[tuple[str, str]]]
 def write_module(module: Module, attributes: AttributeHook | None = None) -> str:
     """`attributes`, if given, decides each instruction's printed attributes
     (link #2 uses it to key every instruction without copying the module)."""
+    with no_cyclic_gc():
+        return _write_module(module, attributes)
+
+
+def _write_module(module: Module, attributes: AttributeHook | None) -> str:
     header = "HloModule " + module.name + "".join(f", {k}={v}" for k, v in module.attributes)
     parts = [header]
     if module.stack_frame_text:
