@@ -1,0 +1,276 @@
+"""Where HLO with control edges comes from: a JAX function, a `jax.export`
+artifact, or an XLA dump folder.
+
+XLA adds control edges while it compiles (copy insertion orders the copies it
+adds against the in-place writes they protect), so the modules worth feeding
+to the chain are the pass dumps written during compilation, not the module
+JAX lowers. Each source compiles (or reads) with `xla_dump_to` and
+`xla_dump_hlo_pass_re`, and returns every HLO module dumped:
+
+    captured = sources.from_jax(fn, *example_args)           # in-process, temp dir removed
+    captured = sources.from_export("prog.jaxexport")         # a serialized jax.export artifact
+    captured = sources.from_dump_dir("/tmp/xla_dump")        # an existing dump folder
+    captured.modules           # the CapturedModules that carry control edges
+    captured.pre_optimization  # the before_optimizations module (no edges: the input)
+    captured.all               # every HLO module dumped
+    pipeline.run(captured.modules[0])                         # name, stage, hlo_text
+
+A module's name is `f"{HLO module name}:{stage}"`, where the stage is the
+dump file name after the module name without XLA's counters
+(`jit_f:copy-insertion.after_adding_copies_to_resolve_interference`): the
+`module_NNNN` id depends on compile order and must not leak into goldens.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from passes.hlo import read_module
+
+__all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "from_dump_dir", "from_export", "from_jax",
+           "is_hlo_dump_name"]
+
+DEFAULT_PASS_RE = "copy-insertion"
+
+# Reports XLA writes beside the HLO dumps: text, but not HLO modules.
+_NON_HLO_MARKERS = ("buffer-assignment", "memory-usage", "live-range")
+# [prefix.]module_NNNN.<module name>.<suffix>.txt
+_DUMP_NAME = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\.(?P<rest>.+)\.txt$")
+_HEADER = re.compile(r"\s*HloModule\s+([^\s,]+)")
+_STEP = re.compile(r"^\d{4}\.")
+_PRE_OPTIMIZATION_STAGE = "before_optimizations"
+
+
+@dataclass(frozen=True)
+class CapturedModule:
+    """One HLO module dumped by XLA, as `pipeline.run` accepts it."""
+
+    name: str       # f"{module name}:{stage}", no module_NNNN counter
+    stage: str      # e.g. "copy-insertion.after_adding_copies_to_resolve_interference"
+    hlo_text: str
+
+    @functools.cached_property
+    def edges(self) -> int:
+        """Number of control edges (predecessor → successor pairs) in the module."""
+        if "control-predecessors" not in self.hlo_text:
+            return 0
+        return len(read_module(self.hlo_text, self.name).control_edges())
+
+    def __repr__(self) -> str:
+        return f"<CapturedModule {self.name}: {self.edges} control edge(s)>"
+
+
+@dataclass
+class Captured:
+    """The HLO modules of one compilation (or one dump folder)."""
+
+    modules: list[CapturedModule] = field(default_factory=list)   # those with control edges
+    pre_optimization: CapturedModule | None = None                 # the before_optimizations module
+    all: list[CapturedModule] = field(default_factory=list)       # every HLO module dumped
+
+    @property
+    def edges(self) -> int:
+        """Control edges summed over `modules`."""
+        return sum(m.edges for m in self.modules)
+
+    def by_stage(self, stage: str) -> list[CapturedModule]:
+        return [m for m in self.all if m.stage == stage]
+
+    def __getitem__(self, name: str) -> CapturedModule:
+        for module in self.all:
+            if module.name == name:
+                return module
+        raise KeyError(f"no captured module {name!r}; have: {', '.join(m.name for m in self.all)}")
+
+
+# --------------------------------------------------------------------------
+# Sources
+# --------------------------------------------------------------------------
+
+
+def from_jax(fn: Callable, *args: Any, pass_re: str = DEFAULT_PASS_RE) -> Captured:
+    """Compile `jax.jit(fn)(*args)` in-process and capture XLA's HLO dumps.
+    `args` are arrays or `jax.ShapeDtypeStruct`s. The dumps go to a temporary
+    folder that is removed before returning."""
+    import jax
+
+    jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
+    label = getattr(fn, "__name__", type(fn).__name__)
+    with tempfile.TemporaryDirectory(prefix="hlo2penguin_dump_") as folder:
+        try:
+            lowered = jitted.lower(*args)
+            lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_pass_re": pass_re})
+        except Exception as err:  # JAX raises many kinds: TypeError, XlaRuntimeError, tracer errors…
+            raise ValueError(f"JAX cannot compile {label}{_signature(args)}: {_first_line(err)} "
+                             f"(check the function and its example arguments)") from err
+        return _read_folder(folder, f"the dump of {label}")
+
+
+def from_export(source, pass_re: str = DEFAULT_PASS_RE) -> Captured:
+    """Compile a `jax.export` artifact and capture XLA's HLO dumps.
+    `source`: a `jax.export.Exported`, the bytes of `exported.serialize()`,
+    or the path of a file holding them. Compiled on the CPU, through
+    `jax.jit` of `exported.call` on its input shapes, so its module is named
+    `jit_<exported.fun_name>`."""
+    import jax
+    from jax import export as jax_export
+
+    if isinstance(source, jax_export.Exported):
+        exported, where = source, f"Exported {source.fun_name}"
+    else:
+        exported, where = _deserialize(source)
+    if "cpu" not in tuple(p.lower() for p in exported.platforms):
+        raise ValueError(f"{where} was exported for {', '.join(exported.platforms)}, not cpu: "
+                         f"export it with platforms=('cpu', ...) to capture it here")
+    try:
+        specs = [jax.ShapeDtypeStruct(aval.shape, aval.dtype) for aval in exported.in_avals]
+    except Exception as err:  # a symbolic dimension has no concrete size
+        raise ValueError(f"{where} has non-concrete input shapes ({_first_line(err)}): "
+                         f"export it with concrete shapes to compile it") from err
+    in_tree = exported.in_tree
+
+    def call(*flat):
+        call_args, call_kwargs = in_tree.unflatten(flat)
+        return exported.call(*call_args, **call_kwargs)
+
+    call.__name__ = call.__qualname__ = _identifier(exported.fun_name)
+    return from_jax(call, *specs, pass_re=pass_re)
+
+
+def from_dump_dir(path) -> Captured:
+    """Read the HLO modules of an existing XLA dump folder (`--xla_dump_to`)."""
+    folder = os.fspath(path)
+    if not os.path.isdir(folder):
+        raise ValueError(f"{folder}: not a folder: give the folder passed to --xla_dump_to")
+    return _read_folder(folder, folder)
+
+
+# --------------------------------------------------------------------------
+# Reading dumps
+# --------------------------------------------------------------------------
+
+
+def is_hlo_dump_name(file_name: str) -> bool:
+    """True if a dump file name may denote an HLO module (not a report, not LLVM IR)."""
+    return (file_name.endswith(".txt") and _DUMP_NAME.match(file_name) is not None
+            and not any(marker in file_name for marker in _NON_HLO_MARKERS))
+
+
+def _read_folder(folder: str, where: str) -> Captured:
+    found = []  # (module id, file name, module name, stage, text)
+    for file_name in sorted(os.listdir(folder)):
+        if not is_hlo_dump_name(file_name):
+            continue
+        with open(os.path.join(folder, file_name), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        header = _HEADER.match(text)
+        if header is None:
+            continue  # a text file that is no HLO module
+        match = _DUMP_NAME.match(file_name)
+        module_name = header.group(1)
+        found.append((int(match.group("id")), file_name, module_name,
+                      _stage(match.group("rest"), module_name), text))
+    if not found:
+        raise ValueError(f"{where}: no HLO module dumps (module_NNNN.<name>.<stage>.txt) found: "
+                         f"give a folder written by XLA with --xla_dump_to (and --xla_dump_hlo_pass_re)")
+    found.sort(key=lambda item: (item[0], _order(item[3]), item[1]))
+    captured = Captured()
+    seen: dict[str, int] = {}
+    # Different compilations of one module name (module ids) are told apart by
+    # an ordinal; the first one keeps the plain name, so goldens stay stable.
+    ordinal_of_id: dict[tuple[str, int], int] = {}
+    for module_id, _, module_name, stage, text in found:
+        key = (module_name, module_id)
+        if key not in ordinal_of_id:
+            ordinal_of_id[key] = sum(1 for (n, _) in ordinal_of_id if n == module_name)
+        ordinal = ordinal_of_id[key]
+        base = module_name if ordinal == 0 else f"{module_name}#{ordinal}"
+        name = f"{base}:{stage}"
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:  # the same pass dumped twice in one compilation
+            name = f"{name}#{seen[name] - 1}"
+        module = CapturedModule(name=name, stage=stage, hlo_text=text)
+        captured.all.append(module)
+        if stage == _PRE_OPTIMIZATION_STAGE and captured.pre_optimization is None:
+            captured.pre_optimization = module
+        if module.edges:
+            captured.modules.append(module)
+    return captured
+
+
+def _stage(rest: str, module_name: str) -> str:
+    """`jit_f.0001.copy-insertion.after_x` → `copy-insertion.after_x`."""
+    for candidate in (module_name, _sanitize(module_name)):
+        if rest.startswith(candidate + "."):
+            rest = rest[len(candidate) + 1:]
+            break
+    else:  # a renamed or truncated file name: the module name is the first dotted word
+        rest = rest.split(".", 1)[1] if "." in rest else rest
+    return _STEP.sub("", rest)
+
+
+def _order(stage: str) -> int:
+    """Dump order within one compilation: before, the passes, after."""
+    if stage == _PRE_OPTIMIZATION_STAGE:
+        return 0
+    if stage.endswith("after_optimizations"):
+        return 2
+    return 1
+
+
+def _sanitize(name: str) -> str:
+    return re.sub(r"[/\\\[\] ]", "_", name)
+
+
+def _deserialize(source):
+    from jax import export as jax_export
+
+    try:
+        import flatbuffers  # noqa: F401 - jax.export's (de)serialization needs it, and says so badly
+    except ImportError as err:
+        raise ImportError("reading a jax.export artifact needs the 'flatbuffers' package: "
+                          "pip install flatbuffers") from err
+
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data, where = bytes(source), "the given bytes"
+    else:
+        where = os.fspath(source)
+        if not os.path.isfile(where):
+            raise ValueError(f"{where}: no such file: give a jax.export artifact (bytes of exported.serialize())")
+        with open(where, "rb") as f:
+            data = f.read()
+    if data.lstrip().startswith(b"HloModule"):
+        raise ValueError(f"{where} is HLO text, not a jax.export artifact: "
+                         f"give it to pipeline.run directly (or use from_dump_dir for a dump folder)")
+    try:
+        exported = jax_export.deserialize(bytearray(data))
+        exported.in_avals, exported.fun_name  # noqa: B018 - touch the fields a bad buffer breaks
+    except Exception as err:
+        raise ValueError(f"{where} is not a jax.export artifact ({_first_line(err)}): "
+                         f"write one with jax.export.export(jax.jit(fn))(*specs).serialize()") from err
+    return exported, where
+
+
+def _identifier(name: str) -> str:
+    name = re.sub(r"\W", "_", name or "exported")
+    return name if not name[0].isdigit() else f"_{name}"
+
+
+def _signature(args) -> str:
+    parts = []
+    for arg in args:
+        shape, dtype = getattr(arg, "shape", None), getattr(arg, "dtype", None)
+        parts.append(f"{dtype}{list(shape)}" if shape is not None and dtype is not None else type(arg).__name__)
+    return f"({', '.join(parts)})"
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    line = text.splitlines()[0] if text else ""
+    return f"{type(err).__name__}: {line}" if line else type(err).__name__
+

@@ -1,0 +1,116 @@
+"""Rewrite every artifact of the corpus from `programs.py`:
+
+    python tests/corpus/regenerate.py            # all programs
+    python tests/corpus/regenerate.py NAME ...   # only these
+    python tests/corpus/regenerate.py --check    # write nothing: exit 1 if an artifact is stale
+
+For each program it writes
+  tests/corpus/<name>.jaxexport   jax.export.export(jax.jit(fn))(*specs).serialize()
+  tests/corpus/inputs/<name>.npz   the example inputs, arg_0, arg_1, …
+  tests/corpus/expected/<name>.npz JAX's outputs on them, out_0, out_1, … (flattened pytree)
+and checks that `pipeline.sources.from_export` on the artifact yields at least
+one module with control edges, in the stages the program claims.
+
+The output is byte-for-byte reproducible: source paths in the artifacts'
+locations are relative to the repository, and the .npz files carry fixed
+timestamps.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path[:0] = [HERE, ROOT]
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+# Locations name files relative to the repository (no checkout path in the
+# artifacts), one frame each (smaller artifacts).
+jax.config.update("jax_hlo_source_file_canonicalization_regex", "^" + re.escape(ROOT + os.sep))
+jax.config.update("jax_include_full_tracebacks_in_locations", False)
+
+from pipeline import sources  # noqa: E402
+from programs import PROGRAMS, Program  # noqa: E402
+
+SUFFIX = ".jaxexport"
+
+
+def artifact_path(name: str) -> str:
+    return os.path.join(HERE, name + SUFFIX)
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """An .npz that np.load reads, with fixed timestamps (np.savez stamps the time)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for key, array in arrays.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, member.getvalue())
+    return buffer.getvalue()
+
+
+def build(program: Program) -> dict[str, bytes]:
+    """The artifacts of one program: {path: bytes}."""
+    inputs = program.inputs()
+    exported = jax.export.export(jax.jit(program.fn))(*program.specs())
+    outputs = jax.tree_util.tree_leaves(jax.jit(program.fn)(*inputs))
+    return {
+        artifact_path(program.name): bytes(exported.serialize()),
+        os.path.join(HERE, "inputs", program.name + ".npz"):
+            npz_bytes({f"arg_{i}": np.asarray(a) for i, a in enumerate(inputs)}),
+        os.path.join(HERE, "expected", program.name + ".npz"):
+            npz_bytes({f"out_{i}": np.asarray(o) for i, o in enumerate(outputs)}),
+    }
+
+
+def check_edges(program: Program, path: str) -> tuple[int, int]:
+    captured = sources.from_export(path)
+    if not captured.modules:
+        raise SystemExit(f"{program.name}: no module with control edges: change the program")
+    stages = tuple(m.stage for m in captured.modules)
+    if stages != program.edge_stages:
+        raise SystemExit(f"{program.name}: edges in stages {stages}, programs.py says {program.edge_stages}")
+    return len(captured.modules), captured.edges
+
+
+def main(argv: list[str]) -> int:
+    check_only = "--check" in argv
+    names = [a for a in argv if not a.startswith("-")]
+    chosen = [p for p in PROGRAMS if not names or p.name in names]
+    unknown = set(names) - {p.name for p in chosen}
+    if unknown:
+        print(f"unknown program(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    stale = []
+    for program in chosen:
+        for path, data in build(program).items():
+            old = open(path, "rb").read() if os.path.exists(path) else None
+            if old != data:
+                stale.append(os.path.relpath(path, ROOT))
+                if not check_only:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    with open(path, "wb") as f:
+                        f.write(data)
+        if check_only and not os.path.exists(artifact_path(program.name)):
+            continue
+        modules, edges = check_edges(program, artifact_path(program.name))
+        size = os.path.getsize(artifact_path(program.name))
+        print(f"{program.name:22s} {modules} module(s) with edges, {edges:2d} control edge(s), {size:5d} bytes")
+    if check_only and stale:
+        print("stale: " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
