@@ -3,7 +3,8 @@
 A `Module` holds functions; a function (and every nested block of an op
 with regions) holds instructions in program order. `add_dep_edge(pred,
 succ)` records a `Dependency`: an ordering without data, which `schedule()`
-honours together with the data edges (the "BIR" order).
+honours together with the data edges (the "BIR" order). `Module.execute`
+runs a function on numpy arrays in that order (printer.penguin.execute).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class Instruction(Node):
     opcode: str
     operands: list = field(default_factory=list)  # Instruction, Value or Argument
     result_types: list[T] = field(default_factory=list)
-    attributes: dict[str, str] = field(default_factory=dict)
+    attributes: dict[str, object] = field(default_factory=dict)  # structured values (printer.attributes)
     blocks: list[Block] = field(default_factory=list)
     computation: str | None = None  # the HLO computation it came from
     parent: Block | None = None
@@ -223,6 +224,12 @@ class Module:
     def schedule(self) -> dict[str, list[Instruction]]:
         """The BIR order of every function (nested blocks are scheduled by `Block.schedule`)."""
         return {fn.name: fn.schedule() for fn in self.functions}
+
+    def execute(self, *arrays, function: str = "main") -> tuple:
+        """Run `function` on numpy arrays in schedule order: its results, a tuple
+        of arrays (tuples among them flattened). See printer.penguin.execute."""
+        from printer.penguin.execute import execute
+        return execute(self, *arrays, function=function)
 
     def dep_edges(self) -> set[tuple[str | None, str, str]]:
         """(computation, predecessor name, successor name) of every dependency."""
