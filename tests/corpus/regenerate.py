@@ -52,7 +52,8 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for key, array in arrays.items():
             member = io.BytesIO()
-            np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
+            # ascontiguousarray would turn a 0-d array into shape (1,)
+            np.lib.format.write_array(member, np.asarray(array, order="C"), allow_pickle=False)
             info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, member.getvalue())

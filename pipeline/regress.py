@@ -1,0 +1,255 @@
+"""`hlo2penguin regress [DIR]`: the chain over a corpus of exported JAX
+programs, in both dialects, against goldens.
+
+A corpus folder holds `<name>.jaxexport` artifacts (`jax.export` serialized),
+`inputs/<name>.npz` and `expected/<name>.npz` (JAX's own outputs), and
+`goldens/<name>.json`. For every module XLA dumps with control edges, and for
+each dialect, a row checks: the invariant (no edge lost), numerics (the
+Penguin program run with numpy equals JAX's output), and the golden (the edge
+report and a hash of the Penguin program are what they were). Exit 1 on any
+regression; `--update-goldens` rewrites the goldens instead of comparing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+
+DIALECTS = ("stablehlo", "mhlo")
+DEFAULT_DIR = os.path.join("tests", "corpus")
+
+
+@dataclass
+class Row:
+    program: str
+    module: str
+    dialect: str
+    edges: int = 0
+    preserved: int = 0
+    rerouted: int = 0
+    dropped: int = 0
+    lost: int = 0
+    numerics: str = "n/a"   # ok | FAIL … | unsupported: op | n/a
+    golden: str = "n/a"     # ok | changed … | new | updated
+    error: str = ""
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.error or self.lost or self.numerics.startswith("FAIL")
+                    or self.golden.startswith("changed") or self.golden == "missing")
+
+
+@dataclass
+class Summary:
+    rows: list[Row] = field(default_factory=list)
+
+    def totals(self) -> dict[str, int]:
+        t = {k: sum(getattr(r, k) for r in self.rows) for k in ("edges", "preserved", "rerouted", "dropped", "lost")}
+        t["rows"] = len(self.rows)
+        t["numerics ok"] = sum(r.numerics == "ok" for r in self.rows)
+        t["unsupported"] = sum(r.numerics.startswith("unsupported") for r in self.rows)
+        t["regressions"] = sum(r.regressed for r in self.rows)
+        return t
+
+
+def programs(directory: str) -> list[str]:
+    try:
+        names = sorted(f[: -len(".jaxexport")] for f in os.listdir(directory) if f.endswith(".jaxexport"))
+    except OSError as err:
+        raise ValueError(f"cannot read corpus folder '{directory}': {err.strerror}") from None
+    if not names:
+        raise ValueError(f"'{directory}' holds no .jaxexport artifacts; "
+                         "regenerate them with tests/corpus/regenerate.py")
+    return names
+
+
+def check_program(directory: str, name: str, update: bool) -> list[Row]:
+    """Every captured module of one program, in both dialects (one worker's job)."""
+    import numpy as np
+
+    import pipeline
+    from pipeline.sources import from_export
+
+    rows: list[Row] = []
+    golden_path = os.path.join(directory, "goldens", f"{name}.json")
+    golden = _load_json(golden_path)
+    fresh: dict = {}
+    try:
+        captured = from_export(os.path.join(directory, f"{name}.jaxexport"))
+    except Exception as err:  # one program's failure is a row, not the end of the run
+        return [Row(name, "-", "-", error=f"capture failed: {err}")]
+    inputs = _load_npz(os.path.join(directory, "inputs", f"{name}.npz"))
+    expected = _load_npz(os.path.join(directory, "expected", f"{name}.npz"))
+    for captured_module in captured.modules:
+        for dialect in DIALECTS:
+            row = Row(name, captured_module.name, dialect)
+            rows.append(row)
+            try:
+                result = pipeline.run(captured_module, dialect=dialect)
+            except Exception as err:
+                row.error = f"{type(err).__name__}: {str(err).splitlines()[0]}"
+                continue
+            totals = result.report.totals()
+            for key in ("edges", "preserved", "rerouted", "dropped", "lost"):
+                setattr(row, key, totals[key])
+            row.numerics = _numerics(result.module(), inputs, expected, np)
+            record = {"report": result.report.as_dict(),
+                      "penguin_sha256": hashlib.sha256(result.penguin_source.encode()).hexdigest()}
+            fresh.setdefault(captured_module.name, {})[dialect] = record
+            row.golden = _compare(golden, captured_module.name, dialect, record, update)
+    if update:
+        os.makedirs(os.path.dirname(golden_path), exist_ok=True)
+        with open(golden_path, "w", encoding="utf-8") as f:
+            json.dump(fresh, f, indent=1, sort_keys=True)
+            f.write("\n")
+    return rows
+
+
+def _numerics(module, inputs, expected, np) -> str:
+    if inputs is None or expected is None:
+        return "n/a"
+    try:
+        got = module.execute(*inputs)
+    except NotImplementedError as err:  # UnsupportedOp: "unsupported op X (instruction …)"
+        op = re.search(r"op ([\w.]+)", str(err))
+        return f"unsupported: {op.group(1) if op else err}"
+    except Exception as err:
+        return f"FAIL: {type(err).__name__}: {str(err).splitlines()[0]}"
+    if len(got) != len(expected):
+        return f"FAIL: {len(got)} results, JAX has {len(expected)}"
+    for i, (a, b) in enumerate(zip(got, expected)):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return f"FAIL: result {i} has shape {a.shape}, JAX {b.shape}"
+        exact = not np.issubdtype(b.dtype, np.floating) and not np.issubdtype(b.dtype, np.complexfloating)
+        same = np.array_equal(a, b) if exact else np.allclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True)
+        if not same:
+            return f"FAIL: result {i} differs from JAX's"
+    return "ok"
+
+
+def _compare(golden: dict | None, module: str, dialect: str, record: dict, update: bool) -> str:
+    if update:
+        return "updated"
+    if golden is None:
+        return "missing"
+    old = golden.get(module, {}).get(dialect)
+    if old is None:
+        return "missing"
+    if old["report"] != record["report"]:
+        return "changed: edge report"
+    if old["penguin_sha256"] != record["penguin_sha256"]:
+        return "changed: penguin program"
+    return "ok"
+
+
+def _load_json(path: str):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def _load_npz(path: str):
+    import numpy as np
+
+    if not os.path.exists(path):
+        return None
+    with np.load(path) as data:
+        return [data[k] for k in sorted(data.files, key=lambda k: int(k.split("_")[-1]))]
+
+
+def run(directory: str, update: bool = False, jobs: int = 1, progress=None) -> Summary:
+    names = programs(directory)
+    summary = Summary()
+    done = 0
+
+    def tick(name: str) -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, len(names), name)
+
+    if jobs <= 1:
+        for name in names:
+            summary.rows += check_program(directory, name, update)
+            tick(name)
+    else:
+        # spawn: a forked child would inherit XLA's threads mid-flight.
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+            futures = {pool.submit(check_program, directory, n, update): n for n in names}
+            results = {}
+            for future in concurrent.futures.as_completed(futures):
+                results[futures[future]] = future.result()
+                tick(futures[future])
+        for name in names:
+            summary.rows += results[name]
+    return summary
+
+
+def table(summary: Summary) -> str:
+    headers = ["program", "module", "dialect", "edges", "preserved", "rerouted", "dropped", "lost",
+               "numerics", "golden"]
+    rows = [[r.program, _short(r.module, r.program), r.dialect, r.edges, r.preserved, r.rerouted, r.dropped, r.lost,
+             r.numerics if not r.error else "-", r.golden if not r.error else r.error] for r in summary.rows]
+    t = summary.totals()
+    rows.append(["total", f"{len({r.program for r in summary.rows})} programs", f"{t['rows']} rows",
+                 t["edges"], t["preserved"], t["rerouted"], t["dropped"], t["lost"],
+                 f"{t['numerics ok']} ok, {t['unsupported']} unsupported", f"{t['regressions']} regressions"])
+    cells = [headers] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
+
+
+def _short(module: str, program: str) -> str:
+    """`jit_<program>:<stage>` → `<stage>`: the program column says the rest."""
+    prefix = f"jit_{program}:"
+    return module[len(prefix):] if module.startswith(prefix) else module
+
+
+def _progress_bar(stream):
+    def show(done: int, total: int, name: str) -> None:
+        if not stream.isatty():
+            return
+        width = 30
+        filled = width * done // total
+        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name[:40]:40}")
+        if done == total:
+            stream.write("\n")
+        stream.flush()
+    return show
+
+
+def main(argv: list[str], prog: str = "hlo2penguin regress") -> int:
+    from pipeline.cli import UsageError, _Parser
+
+    parser = _Parser(prog=prog, description="Run the chain over a corpus of jax.export artifacts and compare with goldens.")
+    parser.add_argument("directory", nargs="?", default=DEFAULT_DIR, metavar="DIR",
+                        help=f"corpus folder (default: {DEFAULT_DIR})")
+    parser.add_argument("--update-goldens", action="store_true", help="rewrite the goldens instead of comparing")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="programs in parallel processes")
+    parser.add_argument("--json", action="store_true", help="one JSON object per row instead of the table")
+    try:
+        args = parser.parse_args(argv)
+        if args.jobs < 1:
+            raise UsageError("--jobs takes a whole number of at least 1")
+        summary = run(args.directory, args.update_goldens, args.jobs, _progress_bar(sys.stderr))
+    except (UsageError, ValueError) as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write("".join(json.dumps(asdict(r)) + "\n" for r in summary.rows))
+    else:
+        sys.stdout.write(table(summary))
+    return 1 if summary.totals()["regressions"] else 0

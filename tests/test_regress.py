@@ -1,0 +1,93 @@
+"""`hlo2penguin regress`: the corpus through both dialects, against goldens."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from pipeline import cli, regress
+
+CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
+
+
+@pytest.fixture(scope="module")
+def corpus_run():
+    """One parallel run over the whole corpus (the CI job the README names)."""
+    return regress.run(CORPUS, jobs=2)
+
+
+def test_corpus_passes_with_no_regression(corpus_run):
+    totals = corpus_run.totals()
+    assert totals["regressions"] == 0, regress.table(corpus_run)
+    assert totals["lost"] == 0 and totals["edges"] > 0
+    assert len({r.program for r in corpus_run.rows}) >= 15
+    assert {r.dialect for r in corpus_run.rows} == {"stablehlo", "mhlo"}
+    assert all(r.golden == "ok" for r in corpus_run.rows)
+
+
+def test_numerics_agree_with_jax_wherever_an_op_is_supported(corpus_run):
+    verdicts = {r.numerics.split(":")[0] for r in corpus_run.rows}
+    assert verdicts <= {"ok", "unsupported"}, regress.table(corpus_run)
+    assert sum(r.numerics == "ok" for r in corpus_run.rows) >= len(corpus_run.rows) // 2
+
+
+def test_table_counts_every_row_and_the_unsupported_ops(corpus_run):
+    text = regress.table(corpus_run)
+    lines = text.splitlines()
+    assert len(lines) == len(corpus_run.rows) + 3  # header, rule, total
+    assert lines[-1].startswith("total") and "0 regressions" in lines[-1]
+    assert f"{corpus_run.totals()['unsupported']} unsupported" in lines[-1]
+
+
+@pytest.fixture
+def one_program(tmp_path):
+    """A corpus of one program, copied so its golden can be tampered with."""
+    name = "while_swap_buffers"
+    for sub in ("inputs", "expected", "goldens"):
+        os.makedirs(tmp_path / sub)
+        ext = ".json" if sub == "goldens" else ".npz"
+        shutil.copy(os.path.join(CORPUS, sub, name + ext), tmp_path / sub)
+    shutil.copy(os.path.join(CORPUS, name + ".jaxexport"), tmp_path)
+    return tmp_path, name
+
+
+def test_a_changed_golden_is_a_regression_and_update_goldens_rewrites_it(one_program, capsys):
+    directory, name = one_program
+    golden_path = directory / "goldens" / f"{name}.json"
+    golden = json.loads(golden_path.read_text())
+    module = next(iter(golden))
+    golden[module]["stablehlo"]["penguin_sha256"] = "0" * 64
+    golden_path.write_text(json.dumps(golden))
+    assert cli.main(["regress", str(directory)]) == 1
+    out = capsys.readouterr().out
+    assert "changed: penguin program" in out and "1 regressions" in out
+    assert cli.main(["regress", str(directory), "--update-goldens"]) == 0
+    capsys.readouterr()
+    assert cli.main(["regress", str(directory), "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows and all(r["golden"] == "ok" and r["lost"] == 0 for r in rows)
+
+
+def test_a_missing_golden_is_a_regression(one_program, capsys):
+    directory, name = one_program
+    os.remove(directory / "goldens" / f"{name}.json")
+    assert cli.main(["regress", str(directory)]) == 1
+    assert "missing" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["regress", "/nonexistent/corpus"], "cannot read corpus folder"),
+    (["regress", "--jobs", "0"], "--jobs"),
+])
+def test_bad_usage_is_one_line_and_exit_2(argv, needle, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err
+
+
+def test_an_empty_folder_says_how_to_make_a_corpus(tmp_path, capsys):
+    assert cli.main(["regress", str(tmp_path)]) == 2
+    assert "regenerate" in capsys.readouterr().err
