@@ -10,6 +10,7 @@ edges of the HLO equal the dep edges of the executed Penguin program.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
@@ -85,7 +86,7 @@ class ChainResult:
     mlir: str                # after link #2
     flat_mlir: str | None    # after link #3 (None with flatten=False)
     penguin_source: str      # link #4
-    report: Report
+    report: Report | None    # None with check=False
     _module: PenguinModule | None = None
 
     def module(self) -> PenguinModule:
@@ -121,21 +122,28 @@ def load_source(source) -> tuple[Module, str]:
 
 def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool = True, scope: str = "main",
         keep_attributes: bool = False, *, reify: bool = True, isolate: bool = True,
-        debug_info: bool = True) -> ChainResult:
+        debug_info: bool = True, check: bool = True, timings: dict | None = None) -> ChainResult:
     """Run links #1-#4 on `source` and check the invariant on the executed program.
     `reify=False` skips link #1 and `flatten=False` skips link #3, to show what each prevents.
-    `debug_info` prints locations (the HLO names) in the MLIR artifacts."""
+    `debug_info` prints locations (the HLO names) in the MLIR artifacts.
+    `check=False` stops at the Penguin source (no execution, no report: the benchmarks' P3).
+    `timings`, if given, receives the seconds each stage took."""
+    clock = _Clock(timings)
     module, name = load_source(source)
+    clock.lap("read")
     original = module.control_edges()
     fates = {}
     if reify:
         for edge in PreserveControlDeps(bundle=bundle).run(module).edges:
             fates[(edge.computation, edge.predecessor, edge.successor)] = edge
+    clock.lap("link #1")
     hlo = write_module(module)
     parse_with_xla(hlo, f"{name} after link #1")
+    clock.lap("write + XLA check")
     mlir = import_hlo(module, dialect, isolate=isolate, source_name=name)
-    mlir_text = mlir.operation.get_asm(enable_debug_info=debug_info)
-    after_import = visible_edges(mlir)
+    clock.lap("link #2")
+    mlir_text = mlir.operation.get_asm(enable_debug_info=debug_info) if check else ""
+    after_import = visible_edges(mlir) if check else set()
     flat_text = None
     if flatten:
         # The pass flattens one level, like the binary; with --bundle a
@@ -144,12 +152,28 @@ def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool 
         flatten_pass = FlattenControlDepTupleOperands(DIALECT_OPS[dialect], scope, keep_attributes)
         while flatten_pass.run(mlir).changed:
             pass
-        flat_text = mlir.operation.get_asm(enable_debug_info=debug_info)
-    after_flatten = visible_edges(mlir, through_tuples=False)
+        flat_text = mlir.operation.get_asm(enable_debug_info=debug_info) if check else None
+    clock.lap("link #3")
     penguin_source = print_penguin(mlir, name, dialect)
+    clock.lap("link #4")
+    if not check:
+        return ChainResult(name, dialect, hlo, mlir_text, flat_text, penguin_source, None)
+    after_flatten = visible_edges(mlir, through_tuples=False)
     program = execute(penguin_source, name)
     report = _report(module, original, fates, after_import, after_flatten, program, flatten, scope)
+    clock.lap("check")
     return ChainResult(name, dialect, hlo, mlir_text, flat_text, penguin_source, report, program)
+
+
+class _Clock:
+    def __init__(self, timings: dict | None):
+        self.timings, self.last = timings, time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        if self.timings is not None:
+            now = time.perf_counter()
+            self.timings[stage] = now - self.last
+            self.last = now
 
 
 def visible_edges(mlir: ir.Module, through_tuples: bool = True) -> set[tuple[str | None, str, str]]:

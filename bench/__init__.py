@@ -1,0 +1,1 @@
+"""Benchmarks of the chain against real anchors: `python -m bench`."""

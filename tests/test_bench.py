@@ -1,0 +1,32 @@
+"""A tiny run of the benchmarks, so they cannot rot. No timing is asserted:
+speed is judged by `python -m bench` at real sizes, as a ratio to its anchors."""
+
+from __future__ import annotations
+
+import json
+
+from bench.__main__ import main
+from bench.synthetic import synthetic_hlo
+from passes.hlo import read_module
+from pipeline.xla import parse_with_xla
+
+
+def test_synthetic_modules_are_real_hlo_with_control_edges():
+    text = synthetic_hlo(400)
+    parse_with_xla(text)
+    module = read_module(text)
+    edges = module.control_edges()
+    assert 300 <= len(module.entry.instructions) <= 500
+    assert len({s for _, _, s in edges}) >= 20  # about 10% of instructions are successors
+    assert any(p.startswith(("w", "init")) for _, p, _ in edges)  # tuple-shaped predecessors
+
+
+def test_every_figure_is_reported_as_json(capsys):
+    assert main(["--sizes", "200,400", "--repeat", "1", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    figures = {r["figure"] for r in rows}
+    assert {"P1 mhlo", "P1 stablehlo", "P2", "P3", "P4", "memory", "stage"} <= figures
+    for r in rows:
+        if r["figure"] in ("P1 mhlo", "P1 stablehlo", "P2", "P3"):
+            assert r["ours_s"] > 0 and r["anchor_s"] > 0 and r["ratio"] > 0
+    assert {r["stage"] for r in rows if r["figure"] == "stage"} >= {"link #1", "link #2", "link #3", "link #4"}
