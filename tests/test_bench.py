@@ -12,12 +12,12 @@ from pipeline.xla import parse_with_xla
 
 
 def test_synthetic_modules_are_real_hlo_with_control_edges():
-    text = synthetic_hlo(400)
+    text = synthetic_hlo(1000)
     parse_with_xla(text)
     module = read_module(text)
     edges = module.control_edges()
-    assert 300 <= len(module.entry.instructions) <= 500
-    assert len({s for _, _, s in edges}) >= 20  # about 10% of instructions are successors
+    assert 900 <= len(module.entry.instructions) <= 1100
+    assert len({s for _, _, s in edges}) >= 60  # about 10% of instructions are successors
     assert any(p.startswith(("w", "init")) for _, p, _ in edges)  # tuple-shaped predecessors
 
 
