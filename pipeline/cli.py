@@ -23,7 +23,8 @@ from pipeline.importer import DIALECTS, ImportFailed
 from pipeline.xla import XlaRejected, parse_with_xla
 
 PROG = "hlo2penguin"
-STAGES = ("penguin", "hlo", "mlir", "flat-mlir", "report")
+STAGES = ("penguin", "hlo", "mlir", "flat-mlir", "report", "dot")
+PLOT_FORMATS = ("png", "svg")  # printer.draw.PLOT_FORMATS (not imported here: --help stays light)
 
 # The `%t#i` operand newer XLA prints; jaxlib 0.10.2's parser does not know it.
 _TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
@@ -41,14 +42,16 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=(
         "Carry XLA control dependencies from HLO into a Penguin program. "
-        "With no INPUT, runs the built-in example."))
+        "With no INPUT, runs the built-in example. "
+        "'hlo2penguin regress [DIR]' runs the regression corpus."))
     p.add_argument("input", nargs="?", metavar="INPUT",
                    help="HLO text file, or '-' for standard input (default: the built-in example)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
     p.add_argument("--emit", choices=STAGES, default="penguin",
                    help="what to write: penguin = the Penguin program (default), hlo = after link #1, "
                         "mlir = after link #2 (XLA's importer), flat-mlir = after link #3, "
-                        "report = every HLO control edge and its fate")
+                        "report = every HLO control edge and its fate, "
+                        "dot = the Penguin program's data and dep edges as Graphviz DOT")
     p.add_argument("--json", action="store_true", help="with --emit report: JSON instead of text")
     p.add_argument("--no-flatten", action="store_true",
                    help="skip link #3, to see which edges it saves")
@@ -62,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug-info", action="store_true", help="print MLIR locations (HLO names live there)")
     p.add_argument("--bundle", action="store_true",
                    help="link #1 passes each successor's predecessors through one HLO tuple")
+    p.add_argument("--plot", metavar="OUT.png|OUT.svg",
+                   help="also draw the Penguin program's data and dep edges to a PNG or SVG file "
+                        "(matplotlib; no Graphviz needed)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the edge summary on stderr")
     return p
 
@@ -113,7 +119,8 @@ def _output_mode(path: str) -> int:
 
 
 def run(args: argparse.Namespace):
-    """The output text and link #1's result (reported once the output is written)."""
+    """The output text, link #1's result (reported once the output is written)
+    and the Penguin program (None for --emit hlo without --plot)."""
     data, source = read_input(args.input)
     module = read_module(data, source)
     text = data if isinstance(data, str) else data.decode("utf-8")
@@ -126,23 +133,77 @@ def run(args: argparse.Namespace):
         if not (_TUPLE_ELEMENT_OPERAND.search(text) and _xla_accepts(write_module(module))):
             raise
     if args.emit == "hlo":
+        program = _run_chain(args, read_module(data, source)).module() if args.plot else None
         result = PreserveControlDeps(bundle=args.bundle).run(module)
         out = write_module(module)
         parse_with_xla(out, f"{source} after link #1")
-        return out, result
+        return out, result, program
     if args.emit == "flat-mlir" and args.no_flatten:
         raise UsageError("--emit flat-mlir shows link #3's output; it cannot go with --no-flatten")
-    chain = run_chain(module, args.dialect, bundle=args.bundle, flatten=not args.no_flatten,
-                      scope=args.scope, keep_attributes=args.keep_attributes, debug_info=args.debug_info)
+    chain = _run_chain(args, module)
+    program = chain.module()
     if args.emit == "mlir":
-        return chain.mlir, chain.report
+        return chain.mlir, chain.report, program
     if args.emit == "flat-mlir":
-        return chain.flat_mlir, chain.report
+        return chain.flat_mlir, chain.report, program
     if args.emit == "report":
         if args.json:
-            return json.dumps(chain.report.as_dict(), indent=2) + "\n", chain.report
-        return "".join(f"{e}\n" for e in chain.report.edges) + chain.report.summary() + "\n", chain.report
-    return chain.penguin_source, chain.report
+            return json.dumps(chain.report.as_dict(), indent=2) + "\n", chain.report, program
+        return ("".join(f"{e}\n" for e in chain.report.edges) + chain.report.summary() + "\n",
+                chain.report, program)
+    if args.emit == "dot":
+        from printer.draw import to_dot
+        return to_dot(program), chain.report, program
+    return chain.penguin_source, chain.report, program
+
+
+def _run_chain(args: argparse.Namespace, module):
+    return run_chain(module, args.dialect, bundle=args.bundle, flatten=not args.no_flatten,
+                     scope=args.scope, keep_attributes=args.keep_attributes, debug_info=args.debug_info)
+
+
+def plot_format(path: str) -> str:
+    """png or svg, from the file name; checked before any work is done."""
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext not in PLOT_FORMATS:
+        raise UsageError(f"cannot plot to '{path}': give a .png or .svg file name")
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write plot '{path}': Is a directory")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise UsageError(f"cannot write plot '{path}': No such file or directory")
+    return ext
+
+
+def stage_plot(path: str, program) -> str:
+    """Draw the program into a temporary file beside `path`; `commit_plot`
+    renames it into place once the output is written."""
+    from printer.draw import render
+
+    data = render(program, plot_format(path), function=None)  # every function, every block
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".hlo2penguin-plot-", suffix=".tmp")
+    except OSError as err:
+        raise UsageError(f"cannot write plot '{path}': {err.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), _output_mode(path))
+            f.write(data)
+    except OSError as err:
+        os.unlink(tmp)
+        raise UsageError(f"cannot write plot '{path}': {err.strerror}") from None
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def commit_plot(tmp: str, path: str) -> None:
+    try:
+        os.replace(tmp, path)
+    except OSError as err:
+        os.unlink(tmp)
+        raise UsageError(f"cannot write plot '{path}': {err.strerror}") from None
 
 
 def _xla_accepts(text: str) -> bool:
@@ -165,10 +226,24 @@ def report(result) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["regress"]:  # a file named 'regress' is still reachable as ./regress
+        from pipeline import regress
+        return regress.main(argv[1:])
     try:
         args = build_parser().parse_args(argv)
-        out, result = run(args)
-        write_output(args.output, out)
+        if args.plot is not None:
+            plot_format(args.plot)  # a bad name fails before the chain runs
+        out, result, program = run(args)
+        staged = stage_plot(args.plot, program) if args.plot is not None else None
+        try:
+            write_output(args.output, out)
+        except BaseException:
+            if staged:
+                os.unlink(staged)
+            raise
+        if staged:
+            commit_plot(staged, args.plot)
         # Only after the output is written: a failed run says one line, the error.
         if not args.quiet:
             report(result)
