@@ -4,9 +4,11 @@ The executor (`printer.penguin.execute`) needs numbers, not MLIR text, so the
 printer writes each attribute as a Python literal: a constant's `value` as
 `dense(values, dtype, shape)` (a splat as its one value, which the runtime
 expands with np.full; a large constant as raw little-endian bytes), a
-dimension list as a tuple, a comparison direction or type as 'LT' / 'FLOAT',
-dot/scatter/gather dimension numbers as a dict of tuples, a symbol as its
-name. Anything else keeps its MLIR text, as a string.
+dimension list (a window's sizes, strides, dilations, padding, reversal) as a
+tuple, a comparison direction or type as 'LT' / 'FLOAT', dot, scatter, gather
+and convolution dimension numbers as a dict of tuples and ints, a symbol (a
+callee, a custom call's target) as its name. Anything else keeps its MLIR
+text, as a string.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ def attribute_source(name: str, attr: ir.Attribute) -> str:
     """Python source for one attribute value."""
     if isinstance(attr, ir.DenseElementsAttr):
         element = str(ir.ShapedType(attr.type).element_type)
-        if name != "value" and element in ("i64", "index") and isinstance(attr, ir.DenseIntElementsAttr):
-            return _literal(np.array(attr).tolist(), tuples=True)  # MHLO's dimension lists
+        if name != "value" and element in ("i64", "index", "i1") and isinstance(attr, ir.DenseIntElementsAttr):
+            return _literal(np.array(attr).tolist(), tuples=True)  # MHLO's dimension lists and window_reversal
         return _dense_source(attr)
     for kind, convert in _DIALECT_ATTRIBUTES:
         if kind.isinstance(attr):
@@ -53,7 +55,7 @@ def attribute_source(name: str, attr: ir.Attribute) -> str:
 
 def _dims(d) -> dict:
     return {field: (tuple(getattr(d, field)) if not isinstance(getattr(d, field), int) else getattr(d, field))
-            for field in dir(type(d)) if field.endswith(("_dimensions", "_dims", "_map", "_dim"))}
+            for field in dir(type(d)) if field.endswith(("_dimensions", "_dimension", "_dims", "_map", "_dim"))}
 
 
 _DIALECT_ATTRIBUTES = [
@@ -65,6 +67,7 @@ _DIALECT_ATTRIBUTES = [
         (dialect.DotDimensionNumbers, _dims),
         (dialect.ScatterDimensionNumbers, _dims),
         (dialect.GatherDimensionNumbers, _dims),
+        (dialect.ConvDimensionNumbers, _dims),
     )
 ]
 
