@@ -36,7 +36,6 @@ from pipeline.xla import parse_with_xla
 
 DIALECTS = ("stablehlo", "mhlo")
 _KEY_PREFIX = "h2p."
-_KEY = re.compile(r'^loc\("h2p\.([0-9]+)"\)$')
 
 
 class ImportFailed(ValueError):
@@ -155,37 +154,48 @@ def _first_line(text: str) -> str:
 
 
 def _restore_locations(mlir: ir.Module, origins: list[_Origin], module: Module) -> None:
+    """Replace each key location by the instruction's fused location. One
+    C++-driven walk; the key is read from the NameLoc, not from printed text."""
     frames = _StackFrames(module.stack_frame_text)
     cache: dict[int, ir.Location] = {}
+    computations: dict[str, ir.Attribute] = {}
+    originals: dict[str | None, ir.Location | None] = {}  # metadata text → its location
+    prefix, cut = _KEY_PREFIX, len(_KEY_PREFIX)
+
+    def location_for(loc) -> ir.Location | None:
+        name = getattr(loc, "name_str", None)  # only a NameLoc has one
+        if name is None or not name.startswith(prefix):
+            return None
+        index = int(name[cut:])
+        found = cache.get(index)
+        if found is None:
+            origin = origins[index]
+            parts = [ir.Location.name(origin.instruction)]
+            if origin.metadata not in originals:
+                originals[origin.metadata] = _metadata_location(origin.metadata, frames)
+            original = originals[origin.metadata]
+            if original is not None:
+                parts.append(original)
+            computation = computations.get(origin.computation)
+            if computation is None:
+                computation = computations[origin.computation] = ir.StringAttr.get(origin.computation)
+            found = cache[index] = ir.Location.fused(parts, metadata=computation)
+        return found
+
+    def visit(op) -> ir.WalkResult:
+        new = location_for(op.location)
+        if new is not None:
+            op.location = new
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.arguments:
+                    new = location_for(arg.location)
+                    if new is not None:
+                        arg.set_location(new)
+        return ir.WalkResult.ADVANCE
+
     with mlir.context:
-        def location_for(loc: ir.Location) -> ir.Location | None:
-            m = _KEY.match(str(loc))
-            if not m:
-                return None
-            index = int(m.group(1))
-            if index not in cache:
-                origin = origins[index]
-                parts = [ir.Location.name(origin.instruction)]
-                original = _metadata_location(origin.metadata, frames)
-                if original is not None:
-                    parts.append(original)
-                cache[index] = ir.Location.fused(parts, metadata=ir.StringAttr.get(origin.computation))
-            return cache[index]
-
-        def visit(op: ir.Operation) -> None:
-            new = location_for(op.location)
-            if new is not None:
-                op.location = new
-            for region in op.regions:
-                for block in region.blocks:
-                    for arg in block.arguments:
-                        new = location_for(arg.location)
-                        if new is not None:
-                            arg.set_location(new)
-                    for child in block.operations:
-                        visit(child.operation)
-
-        visit(mlir.operation)
+        mlir.operation.walk(visit)
 
 
 _METADATA_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')

@@ -36,6 +36,7 @@ REGION_NAMES = {
 RETURN_OPS = frozenset({"func.return", "stablehlo.return", "mhlo.return"})
 _STRUCTURAL = frozenset({"stablehlo.tuple", "mhlo.tuple", "stablehlo.get_tuple_element", "mhlo.get_tuple_element"})
 
+_NOT_IDENTIFIER = re.compile(r"\W")
 _FUSED = re.compile(r'^loc\(fused<"((?:[^"\\]|\\.)*)">\["((?:[^"\\]|\\.)*)"')
 _NAMED = re.compile(r'^loc\((?:fused(?:<[^>]*>)?\[)?"((?:[^"\\]|\\.)*)"')
 
@@ -78,6 +79,7 @@ class _Printer:
         self.variables: set[str] = {"module", "T"}
         self.names: dict[tuple[str, str | None], int] = {}  # (name, function) → uses
         self.counter = 0
+        self.suffixes: dict[str, int] = {}  # variable base → last numeric suffix used
         self.op_variables: dict = {}  # MLIR op → its Penguin instruction's variable
         self.pending: list = []       # (predecessor variables, control-dep call)
 
@@ -156,13 +158,17 @@ class _Printer:
         return name or f"arg{index}"
 
     def variable(self, hint: str) -> str:
-        base = re.sub(r"\W", "_", hint) or "v"
+        base = _NOT_IDENTIFIER.sub("_", hint) or "v"
         if base[0].isdigit() or keyword.iskeyword(base) or hasattr(builtins, base):
             base = "v_" + base
-        var, n = base, 1
-        while var in self.variables:
-            n += 1
-            var = f"{base}_{n}"
+        var = base
+        if var in self.variables:
+            # Count on from the last suffix this base got: many `ret`s stay linear.
+            n = self.suffixes.get(base, 1)
+            while var in self.variables:
+                n += 1
+                var = f"{base}_{n}"
+            self.suffixes[base] = n
         self.variables.add(var)
         return var
 

@@ -45,6 +45,14 @@ class DialectOps:
     tuple: str
     get_tuple_element: str
 
+    @property
+    def custom_call_class(self):
+        """The OpView class of `custom_call`: the walk filters on it in C++,
+        so Python sees only custom calls, not every op of the module."""
+        from jaxlib.mlir.dialects import mhlo, stablehlo
+
+        return {"mhlo": mhlo, "stablehlo": stablehlo}[self.name].CustomCallOp
+
 
 MHLO = DialectOps("mhlo", "flatten-control-dep-tuple-operands",
                   "mhlo.custom_call", "mhlo.tuple", "mhlo.get_tuple_element")
@@ -122,12 +130,12 @@ class FlattenControlDepTupleOperands:
         tupleish = (self.dialect.tuple, self.dialect.get_tuple_element)
 
         def visit(op):
-            if op.name == self.dialect.custom_call and is_control_dep(op):
+            if is_control_dep(op):
                 if any(_defining_op_name(v) in tupleish for v in list(op.operands)[:-1]):
-                    hits.append(op)
+                    hits.append(op.operation)
             return ir.WalkResult.ADVANCE
 
-        fn.walk(visit, ir.WalkOrder.PRE_ORDER)
+        fn.walk(visit, ir.WalkOrder.PRE_ORDER, op_class=self.dialect.custom_call_class)
         return hits
 
     # spec: replaceTuples
