@@ -60,7 +60,7 @@ class Shape:
         return Shape("(" + ", ".join(s.text for s in shapes) + ")", tuple(shapes))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Instruction:
     """One HLO instruction. Identity is object identity: names are only
     unique within a computation, and passes rewire objects, not names."""

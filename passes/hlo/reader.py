@@ -25,6 +25,7 @@ _OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
 _ATTRIBUTE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _DTYPE = re.compile(r"[a-z][a-z0-9]*(?=\[)")
 _INDEX = re.compile(r"#([0-9]+)")
+_BLANKS = re.compile(r"[ \t\r\n]*")
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 # `ENTRY %name (` or `%name {`: a computation header, never an instruction.
 _COMPUTATION_HEADER = re.compile(r"(?:ENTRY\s+)?%?[A-Za-z0-9_][A-Za-z0-9_.\-]*\s*[({]")
@@ -283,14 +284,21 @@ class _Reader:
         scope: dict[str, Instruction] = {}
         instructions: list[Instruction] = []
         root = None
+        text, end = self.text, len(self.text)
         while True:
-            self.skip_space()
-            if self.pos >= len(self.text):
-                raise self.error(f"computation %{name} is not terminated: expected '}}' "
-                                 "before the end of input", open_pos)
-            if self.accept("}"):
+            # Plain whitespace is skipped here, comments by skip_space below.
+            self.pos = pos = _BLANKS.match(text, self.pos).end()
+            if pos < end and text[pos] == "}":
+                self.pos += 1
                 break
             fast = self.fast_instruction(scope, instructions)
+            if fast is None:
+                self.skip_space()
+                if self.pos >= end:
+                    raise self.error(f"computation %{name} is not terminated: expected '}}' "
+                                     "before the end of input", open_pos)
+                if self.accept("}"):
+                    break
             if fast is not None:
                 instr, is_root = fast
             else:
@@ -363,14 +371,14 @@ class _Reader:
         m = fast_path.LINE.match(self.text, self.pos)
         if m is None:
             return None
-        name, opcode, operands_text = m.group("name"), m.group("opcode"), m.group("operands")
-        if name in scope or (name == "ROOT" and m.group("root") is None):
+        root, name, shape, opcode, operands_text, attributes_text = m.groups()
+        if name in scope or (name == "ROOT" and root is None):
             return None
-        attributes = fast_path.split_attributes(m.group("attributes"))
+        attributes = fast_path.split_attributes(attributes_text) if attributes_text else ()
         if attributes is None:
             return None
-        instr = Instruction(name, fast_path.shape_of(m.group("shape"), self._tuple_shape), opcode,
-                            line=self.where(m.start())[0])
+        instr = Instruction(name, fast_path.shape_of(shape, self._tuple_shape), opcode,
+                            line=bisect.bisect_right(self._line_starts, self.pos))
         if opcode in PAYLOAD_OPCODES:
             instr.payload = operands_text.strip()
         else:
@@ -392,7 +400,7 @@ class _Reader:
         self.pos = m.end()
         scope[name] = instr
         out.append(instr)
-        return instr, m.group("root") is not None
+        return instr, root is not None
 
     @staticmethod
     def _tuple_shape(text: str) -> Shape:
