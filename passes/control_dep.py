@@ -32,3 +32,45 @@ def _string_value(attr) -> str | None:
     from jaxlib.mlir import ir
 
     return attr.value if isinstance(attr, ir.StringAttr) else None
+
+
+class ControlDepError(ValueError):
+    """A control-dep custom-call that cannot be one: with no operand it has
+    no data operand for its result to stand for. The printer refuses it (link
+    #3 leaves it alone, as the spec's walk filter does). One line:
+    `where: message`; `location` is the op's."""
+
+    def __init__(self, where: str, message: str, location=None):
+        self.where, self.message, self.location = where, message, location
+        super().__init__(f"{where}: {message}")
+
+
+def check_operands(op) -> None:
+    """Raise ControlDepError for a control-dep call with no operands. A call
+    with only the data operand is fine: it carries no edge and aliases D."""
+    op = op.operation
+    if len(op.operands) == 0:
+        raise ControlDepError(
+            describe_location(op.location),
+            f"an {CONTROL_DEP_TARGET} custom-call with no operands is not a control dependency: "
+            "it needs at least the data operand its result stands for", op.location)
+
+
+def describe_location(location) -> str:
+    """`file:line:col` (`line:col` for MLIR parsed from a string), `%name in
+    %computation` for a location link #2 made, else MLIR's own printing."""
+    from jaxlib.mlir import ir
+
+    if isinstance(location, ir.FileLineColLoc):
+        where = f"{location.start_line}:{location.start_col}"
+        return where if location.filename == "-" else f"{location.filename}:{where}"
+    if isinstance(location, ir.FusedLoc) and location.locations:
+        name = getattr(location.locations[0], "name_str", None)
+        try:
+            computation = ir.StringAttr(location.metadata).value  # handed back as a plain Attribute
+        except (TypeError, ValueError):
+            computation = None
+        if name is not None:
+            return f"%{name}" + (f" in %{computation}" if computation else "")
+    name = getattr(location, "name_str", None)
+    return f"%{name}" if name is not None else str(location)

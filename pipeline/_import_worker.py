@@ -1,16 +1,40 @@
-"""Runs XLA's importer in a child process: serialized HLO proto on stdin,
-StableHLO bytecode on stdout. XLA can abort the process it runs in
-("LLVM ERROR: Failed to infer result type(s)"); here that kills only this child."""
+"""Runs XLA's parser and importer in a child process. XLA can abort the
+process it runs in: its HLO parser CHECK-fails on some modules it could have
+refused (a `parameter(5)` past the signature, a `reshape` of the wrong size, a
+get-tuple-element of a non-tuple), its importer on others ("LLVM ERROR:
+Failed to infer result type(s)"); here that kills only this child.
+
+Input on stdin: HLO text (parsed first) or a serialized HLO proto; output on
+stdout: StableHLO bytecode. `--parse-only` stops after parsing the text.
+Exit status: 0 ok, 3 the importer refused, 4 the parser refused; the reason
+on stderr. PARSED on stderr marks the end of parsing, so that the parent
+can tell which of the two aborted.
+"""
 
 import sys
 
+PARSED = "\nhlo2penguin-worker: parsed\n"
 
-def main() -> int:
+
+def main(argv: list[str]) -> int:
+    data = sys.stdin.buffer.read()
+    if "--parse-only" in argv or data.startswith(b"HloModule"):
+        import jaxlib._hlo as xla_hlo
+
+        try:
+            module = xla_hlo.hlo_module_from_text(data.decode("utf-8"))
+        except Exception as err:  # an ordinary refusal: pass its text on
+            sys.stderr.write(str(err))
+            return 4
+        if "--parse-only" in argv:
+            return 0
+        data = module.as_serialized_hlo_module_proto()
+        sys.stderr.write(PARSED)
+        sys.stderr.flush()
     import jaxlib._jax as xla_ext
 
-    proto = sys.stdin.buffer.read()
     try:
-        bytecode = xla_ext.mlir.hlo_to_stablehlo(proto)
+        bytecode = xla_ext.mlir.hlo_to_stablehlo(data)
     except Exception as err:  # an ordinary refusal: pass its text on
         sys.stderr.write(str(err))
         return 3
@@ -19,4 +43,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -15,15 +15,16 @@ from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
-from passes.control_dep import is_control_dep
+from passes.control_dep import ControlDepError, is_control_dep
 from passes.hlo import Module, read_module, write_module
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
 from passes.mlir import DIALECTS as DIALECT_OPS
 from passes.mlir import FlattenControlDepTupleOperands
 from printer import hlo_name, print_penguin
 from printer.penguin import Module as PenguinModule
-from pipeline.importer import import_hlo
-from pipeline.xla import parse_with_xla
+from pipeline.importer import DIALECTS, UnknownDialect, import_hlo
+from pipeline.xla import XlaRejected, check_original
+from pipeline.xla import check as xla_check
 
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
@@ -102,34 +103,67 @@ def execute(penguin_source: str, source: str = "<penguin>") -> PenguinModule:
     return namespace["module"]
 
 
-def load_source(source) -> tuple[Module, str]:
-    """A path, HLO text (str or bytes), or our HLO `Module`."""
-    if isinstance(source, Module):
-        return source, source.name
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "HloModule" not in source
-                                           and "\n" not in source):
-        path = os.fspath(source)
+class UnreadableInput(OSError):
+    """`run` was given a path it cannot read: `cannot read input 'PATH': REASON`
+    (errno, strerror and filename as the OSError behind it)."""
+
+    def __init__(self, path: str, reason: OSError):
+        super().__init__(reason.errno, reason.strerror, path)
+
+    def __str__(self) -> str:
+        return f"cannot read input '{self.filename}': {self.strerror}"
+
+
+def read_path(path: str) -> bytes:
+    try:
         with open(path, "rb") as f:
-            return read_module(f.read(), path), path
+            return f.read()
+    except OSError as err:
+        raise UnreadableInput(path, err) from None
+
+
+def load_source(source, source_name: str | None = None) -> tuple[Module, str, str, str | bytes | None]:
+    """A path, HLO text (str or bytes), or our HLO `Module` → the module, its
+    name, the name of the input in error messages (`source_name` if given),
+    and the text read (None for a `Module`)."""
+    if isinstance(source, Module):
+        return source, source.name, source_name or source.name, None
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "HloModule" not in source
+                                           and "\n" not in source and source.strip()):
+        path = os.fspath(source)
+        data = read_path(path)
+        where = source_name or path
+        return read_module(data, where), path, where, data
     if isinstance(source, (str, bytes)):
-        module = read_module(source, "<hlo text>")
-        return module, module.name
+        where = source_name or "<hlo text>"
+        module = read_module(source, where)
+        return module, module.name, where, source
     text = getattr(source, "hlo_text", None)  # a captured module
     if isinstance(text, str):
-        return read_module(text, getattr(source, "name", "<captured>")), getattr(source, "name", "<captured>")
+        name = getattr(source, "name", "<captured>")
+        return read_module(text, source_name or name), name, source_name or name, text
     raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a passes.hlo.Module")
 
 
 def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool = True, scope: str = "main",
         keep_attributes: bool = False, *, reify: bool = True, isolate: bool = True,
-        debug_info: bool = True, check: bool = True, timings: dict | None = None) -> ChainResult:
+        debug_info: bool = True, check: bool = True, timings: dict | None = None,
+        source_name: str | None = None) -> ChainResult:
     """Run links #1-#4 on `source` and check the invariant on the executed program.
     `reify=False` skips link #1 and `flatten=False` skips link #3, to show what each prevents.
     `debug_info` prints locations (the HLO names) in the MLIR artifacts.
     `check=False` stops at the Penguin source (no execution, no report: the benchmarks' P3).
-    `timings`, if given, receives the seconds each stage took."""
+    `timings`, if given, receives the seconds each stage took.
+    `source_name` names the input in error messages (default: the path, `<hlo text>`,
+    or the module's name). Bad input raises one of HloSyntaxError, XlaRejected,
+    ImportFailed, ControlDepError, UnreadableInput, UnknownDialect, FlattenError
+    (bad scope): each a one-line message that names the place."""
+    if dialect not in DIALECTS:  # before any work
+        raise UnknownDialect(f"unknown dialect {dialect!r}: choose 'stablehlo' or 'mhlo'")
+    flatten_pass = (FlattenControlDepTupleOperands(DIALECT_OPS[dialect], scope, keep_attributes)
+                    if flatten else None)  # FlattenError on an unknown scope
     clock = _Clock(timings)
-    module, name = load_source(source)
+    module, name, where, text = load_source(source, source_name)
     clock.lap("read")
     original = module.control_edges()
     fates = {}
@@ -138,9 +172,14 @@ def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool 
             fates[(edge.computation, edge.predecessor, edge.successor)] = edge
     clock.lap("link #1")
     hlo = write_module(module)
-    parse_with_xla(hlo, f"{name} after link #1")
-    clock.lap("write + XLA check")
-    mlir = import_hlo(module, dialect, isolate=isolate, source_name=name)
+    try:
+        if not isolate:  # with isolate, XLA's parser sees the module in link #2's child process
+            xla_check(hlo, f"{where} after link #1")
+        clock.lap("write + XLA check")
+        mlir = import_hlo(module, dialect, isolate=isolate, source_name=where)
+    except XlaRejected:
+        _explain_rejection(hlo, where, text, isolate)
+        raise
     clock.lap("link #2")
     mlir_text = mlir.operation.get_asm(enable_debug_info=debug_info) if check else ""
     after_import = visible_edges(mlir) if check else set()
@@ -149,12 +188,14 @@ def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool 
         # The pass flattens one level, like the binary; with --bundle a
         # tuple-shaped predecessor sits one level deeper, so repeat until
         # nothing changes (at most the nesting depth).
-        flatten_pass = FlattenControlDepTupleOperands(DIALECT_OPS[dialect], scope, keep_attributes)
         while flatten_pass.run(mlir).changed:
             pass
         flat_text = mlir.operation.get_asm(enable_debug_info=debug_info) if check else None
     clock.lap("link #3")
-    penguin_source = print_penguin(mlir, name, dialect)
+    try:
+        penguin_source = print_penguin(mlir, name, dialect)
+    except ControlDepError as err:  # a control-dep call with no operand
+        raise _in_hlo(err, module, where) from None
     clock.lap("link #4")
     if not check:
         return ChainResult(name, dialect, hlo, mlir_text, flat_text, penguin_source, None)
@@ -163,6 +204,26 @@ def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool 
     report = _report(module, original, fates, after_import, after_flatten, program, flatten, scope)
     clock.lap("check")
     return ChainResult(name, dialect, hlo, mlir_text, flat_text, penguin_source, report, program)
+
+
+def _explain_rejection(hlo: str, where: str, text: str | bytes | None, isolate: bool) -> None:
+    """XLA refused a text derived from the user's (link #1's output, or link
+    #2's keyed copy of it), whose line numbers are not the user's: raise its
+    complaint about the user's own text if it has one, else about link #1's
+    output. Only on the error path."""
+    if text is not None:
+        check_original(text, where, isolate=isolate)
+    xla_check(hlo, f"{where} after link #1", isolate=isolate)
+
+
+def _in_hlo(err: ControlDepError, module: Module, where: str) -> ControlDepError:
+    """The same error, placed at the HLO instruction's line (`file:line`)."""
+    name, computation = hlo_name(err.location) if err.location is not None else (None, None)
+    try:
+        line = module.computation(computation).instruction(name).line
+    except (KeyError, TypeError):
+        return err
+    return ControlDepError(f"{where}:{line}", f"%{name}: {err.message}", err.location) if line else err
 
 
 class _Clock:
@@ -236,6 +297,10 @@ def _report(module: Module, original, fates: dict, after_import: set, after_flat
             program: PenguinModule, flatten: bool, scope: str) -> Report:
     program_edges = program.dep_edges()
     report = Report(dep_edges=len(program.dependencies))
+    # _name_after_import for every done at once: searching the computation per
+    # edge made 10k edges quadratic.
+    renamed = {(c.name, i.name): i.operands[0].name for c, i in module.instructions()
+               if i.opcode in ("send-done", "recv-done")}
     for comp, pred, succ in original:
         link1 = fates.get((comp, pred, succ))
         if link1 is None:  # link #1 skipped: the importer drops control-predecessors
@@ -245,7 +310,7 @@ def _report(module: Module, original, fates: dict, after_import: set, after_flat
         if link1.fate is Fate.DROPPED:
             report.edges.append(EdgeReport(comp, pred, succ, "dropped", (), link1.reason))
             continue
-        expected = [(comp, _name_after_import(module, comp, p), s) for p, s in link1.emitted]
+        expected = [(comp, renamed.get((comp, p), p), s) for p, s in link1.emitted]
         missing = [e for e in expected if e not in program_edges]
         if not missing:
             report.edges.append(EdgeReport(comp, pred, succ, link1.fate.value, link1.emitted, link1.reason))

@@ -9,25 +9,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 
+from passes.control_dep import ControlDepError
 from passes.hlo import HloSyntaxError, read_module, write_module
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps, PreserveResult
 from passes.mlir import SCOPES, FlattenError
-from pipeline.chain import Report
+from pipeline.chain import Report, UnreadableInput, read_path
 from pipeline.chain import run as run_chain
 from pipeline.example import EXAMPLE_HLO, EXAMPLE_NAME
 from pipeline.importer import DIALECTS, ImportFailed
-from pipeline.xla import XlaRejected, parse_with_xla
+from pipeline.xla import TUPLE_ELEMENT_OPERAND, XlaRejected, parse_with_xla
+from pipeline.xla import check as xla_check
 
 PROG = "hlo2penguin"
 STAGES = ("penguin", "hlo", "mlir", "flat-mlir", "report", "dot")
 PLOT_FORMATS = ("png", "svg")  # printer.draw.PLOT_FORMATS (not imported here: --help stays light)
-
-# The `%t#i` operand newer XLA prints; jaxlib 0.10.2's parser does not know it.
-_TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
 
 
 class UsageError(Exception):
@@ -77,11 +75,7 @@ def read_input(path: str | None) -> tuple[bytes | str, str]:
         return EXAMPLE_HLO, EXAMPLE_NAME
     if path == "-":
         return sys.stdin.buffer.read(), "<stdin>"
-    try:
-        with open(path, "rb") as f:
-            return f.read(), path
-    except OSError as err:
-        raise UsageError(f"cannot read input '{path}': {err.strerror}") from None
+    return read_path(path), path  # UnreadableInput: "cannot read input 'PATH': REASON"
 
 
 def write_output(path: str | None, text: str) -> None:
@@ -122,25 +116,17 @@ def run(args: argparse.Namespace):
     """The output text, link #1's result (reported once the output is written)
     and the Penguin program (None for --emit hlo without --plot)."""
     data, source = read_input(args.input)
-    module = read_module(data, source)
-    text = data if isinstance(data, str) else data.decode("utf-8")
-    # XLA judges the input before we change it, so its complaints name the user's lines.
-    try:
-        parse_with_xla(text, source)
-    except XlaRejected:
-        # jaxlib 0.10.2 cannot read `%t#i`; the reader made those explicit
-        # get-tuple-elements, so judge that reading instead.
-        if not (_TUPLE_ELEMENT_OPERAND.search(text) and _xla_accepts(write_module(module))):
-            raise
     if args.emit == "hlo":
-        program = _run_chain(args, read_module(data, source)).module() if args.plot else None
+        module = read_module(data, source)
+        _judge(data, source, module)
+        program = _run_chain(args, data, source).module() if args.plot else None
         result = PreserveControlDeps(bundle=args.bundle).run(module)
         out = write_module(module)
         parse_with_xla(out, f"{source} after link #1")
         return out, result, program
     if args.emit == "flat-mlir" and args.no_flatten:
         raise UsageError("--emit flat-mlir shows link #3's output; it cannot go with --no-flatten")
-    chain = _run_chain(args, module)
+    chain = _run_chain(args, data, source)  # XLA judges the input there (link #2's child process)
     program = chain.module()
     if args.emit == "mlir":
         return chain.mlir, chain.report, program
@@ -157,9 +143,24 @@ def run(args: argparse.Namespace):
     return chain.penguin_source, chain.report, program
 
 
-def _run_chain(args: argparse.Namespace, module):
-    return run_chain(module, args.dialect, bundle=args.bundle, flatten=not args.no_flatten,
-                     scope=args.scope, keep_attributes=args.keep_attributes, debug_info=args.debug_info)
+def _judge(data: bytes | str, source: str, module) -> None:
+    """XLA judges the input before we change it, so that its complaints name
+    the user's lines; in a child process, since XLA's parser aborts the
+    process on some bad input."""
+    text = data if isinstance(data, str) else data.decode("utf-8")
+    try:
+        xla_check(text, source, isolate=True)
+    except XlaRejected:
+        # jaxlib 0.10.2 cannot read `%t#i`; the reader made those explicit
+        # get-tuple-elements, so judge that reading instead.
+        if not (TUPLE_ELEMENT_OPERAND.search(text) and _xla_accepts(write_module(module))):
+            raise
+
+
+def _run_chain(args: argparse.Namespace, data: bytes | str, source: str):
+    return run_chain(data, args.dialect, bundle=args.bundle, flatten=not args.no_flatten,
+                     scope=args.scope, keep_attributes=args.keep_attributes, debug_info=args.debug_info,
+                     source_name=source)  # errors name the input, not the module
 
 
 def plot_format(path: str) -> str:
@@ -208,7 +209,7 @@ def commit_plot(tmp: str, path: str) -> None:
 
 def _xla_accepts(text: str) -> bool:
     try:
-        parse_with_xla(text)
+        xla_check(text, isolate=True)
     except XlaRejected:
         return False
     return True
@@ -249,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
             report(result)
         if args.check and isinstance(result, Report) and result.lost:
             return 1
-    except (UsageError, HloSyntaxError, XlaRejected, ImportFailed, FlattenError) as err:
+    except (UsageError, HloSyntaxError, XlaRejected, ImportFailed, FlattenError, ControlDepError,
+            UnreadableInput) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

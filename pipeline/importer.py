@@ -14,8 +14,9 @@ Two things the importer does not do on its own, and the chain needs:
   a function, since the call uses it). `keep_dead_copies=True` keeps them.
 
 XLA can abort the whole process on some inputs. Known cases are refused
-before import; with `isolate=True` (the default) the importer also runs in a
-child process, so an unknown one becomes an `ImportFailed`, not a crash.
+before import; with `isolate=True` (the default) XLA's parser and importer
+also run in a child process, so an unknown one becomes an error
+(`XlaRejected` from the parser, `ImportFailed` from the importer), not a crash.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from passes.hlo.ir import Instruction
 from passes.hlo.preserve_control_deps import begins_async_pair
 from pipeline.mlir_context import make_context, register_passes
 from printer import hlo_name
-from pipeline.xla import parse_with_xla
+from pipeline.xla import XlaRejected, abort_reason, aborted, check_original, parse_with_xla, refusal
+from pipeline._import_worker import PARSED
 
 DIALECTS = ("stablehlo", "mhlo")
 _KEY_PREFIX = "h2p."
@@ -40,6 +42,10 @@ _KEY_PREFIX = "h2p."
 
 class ImportFailed(ValueError):
     """Link #2 could not import the module; the message names the cause."""
+
+
+class UnknownDialect(ValueError):
+    """A dialect other than those of DIALECTS was asked for."""
 
 
 @dataclass(frozen=True)
@@ -54,19 +60,27 @@ def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.
                source_name: str | None = None) -> ir.Module:
     """HLO (our IR or text) → a verified MLIR module in `dialect`."""
     if dialect not in DIALECTS:
-        raise ValueError(f"unknown dialect {dialect!r}: choose 'stablehlo' or 'mhlo'")
+        raise UnknownDialect(f"unknown dialect {dialect!r}: choose 'stablehlo' or 'mhlo'")
     module = source if isinstance(source, Module) else read_module(source, source_name)
     refuse_known_aborts(module, source_name)
     origins: list[_Origin] = []
     text = write_module(module, attributes=lambda comp, instr: _keyed(comp, instr, origins))
-    proto = parse_with_xla(text, source_name).as_serialized_hlo_module_proto()
-    bytecode = _run_importer(proto, isolate, source_name)
+    try:
+        if isolate:  # XLA's parser runs in the child too: it aborts the process on some bad input
+            bytecode = _run_importer(text.encode("utf-8"), True, source_name)
+        else:
+            proto = parse_with_xla(text, source_name).as_serialized_hlo_module_proto()
+            bytecode = _run_importer(proto, False, source_name)
+    except XlaRejected:  # its line numbers are the keyed text's: XLA on the user's own text names theirs
+        if not isinstance(source, Module):
+            check_original(source, source_name, isolate=isolate)
+        raise
     context = context or make_context()
     try:
         mlir = ir.Module.parse(bytecode, context=context)
     except ir.MLIRError as err:  # the importer does not verify what it writes
         raise ImportFailed(f"{source_name or 'module'}: link #2 (XLA's importer) produced a module "
-                           f"that does not verify: {_mlir_error(err)}") from None
+                           f"that does not verify: {_mlir_error(err, origins)}") from None
     _restore_locations(mlir, origins, module)
     pipeline = [] if keep_dead_copies else ["symbol-dce"]
     if dialect == "mhlo":
@@ -94,7 +108,7 @@ def refuse_known_aborts(module: Module, source_name: str | None = None) -> None:
     """Measured with jaxlib 0.10.2: a get-tuple-element that reads a `*-start`,
     `send` or `recv` directly makes the importer abort the process."""
     for comp, instr in module.instructions():
-        if instr.opcode == "get-tuple-element" and begins_async_pair(instr.operands[0]):
+        if instr.opcode == "get-tuple-element" and instr.operands and begins_async_pair(instr.operands[0]):
             start = instr.operands[0]
             where = f"{source_name}:{instr.line}" if source_name and instr.line else f"%{comp.name}"
             raise ImportFailed(
@@ -111,6 +125,8 @@ def _keyed(comp, instr: Instruction, origins: list[_Origin]) -> list[tuple[str, 
 
 
 def _run_importer(proto: bytes, isolate: bool, source_name: str | None) -> bytes:
+    """`proto`: a serialized HLO proto, or HLO text (isolated only: the child parses it;
+    XlaRejected if XLA's parser refuses it or aborts)."""
     stage = f"{source_name}: link #2 (XLA's importer)" if source_name else "link #2 (XLA's importer)"
     if not isolate:
         import jaxlib._jax as xla_ext
@@ -122,26 +138,34 @@ def _run_importer(proto: bytes, isolate: bool, source_name: str | None) -> bytes
                           capture_output=True, check=False)
     if done.returncode == 0:
         return done.stdout
-    said = _first_line(done.stderr.decode("utf-8", "replace"))
+    stderr = done.stderr.decode("utf-8", "replace")
+    if done.returncode == 4:  # the child's XLA parser refused the text
+        raise refusal(stderr, source_name)
     if done.returncode < 0:
-        raise ImportFailed(f"{stage} aborted (signal {-done.returncode}): {said}")
-    raise ImportFailed(f"{stage}: {said}")
+        if proto.startswith(b"HloModule") and PARSED not in stderr:
+            raise aborted("XLA's parser", done.returncode, stderr, source_name)
+        raise ImportFailed(f"{stage} aborted (signal {-done.returncode}): {abort_reason(stderr)}")
+    raise ImportFailed(f"{stage}: {_first_line(stderr.replace(PARSED, ''))}")
 
 
-def _mlir_error(err: ir.MLIRError) -> str:
-    """The first diagnostic, on one line, with the HLO name its location holds."""
+def _mlir_error(err: ir.MLIRError, origins: list[_Origin] = ()) -> str:
+    """The first diagnostic, on one line, with the HLO name its location holds
+    (`origins` maps a key location, before locations are restored)."""
     details = getattr(err, "error_diagnostics", None) or []
     if details:
         d = details[0]
         message = re.split(r': [%"]', d.message.splitlines()[0])[0]  # drop the op dump
-        return f"{_loc_text(d.location)}: {message}"
+        return f"{_loc_text(d.location, origins)}: {message}"
     return _first_line(str(err))
 
 
-def _loc_text(location) -> str:
+def _loc_text(location, origins: list[_Origin] = ()) -> str:
     name, computation = hlo_name(location)
     if name is None:
         return str(location)
+    key = name[len(_KEY_PREFIX):] if name.startswith(_KEY_PREFIX) else ""
+    if key.isdigit() and int(key) < len(origins):  # a key location: the instruction it stands for
+        name, computation = origins[int(key)].instruction, origins[int(key)].computation
     return f"%{name}" + (f" in %{computation}" if computation else "")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 
 from jaxlib.mlir import ir, passmanager
@@ -81,11 +82,46 @@ def parse_input(path: str, context: ir.Context) -> ir.Module:
         raise UsageError(f"cannot read input '{path}': {err.strerror}") from None
     if not data.strip():
         raise UsageError(f"{name}: input is empty; expected an MLIR module")
-    if not data.startswith(b"ML\xefR"):  # MLIR bytecode magic; anything else must be text
+    if data.startswith(BYTECODE_MAGIC):
+        check_bytecode(data, name)
+    else:  # anything else must be text
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise UsageError(f"{name}: input is neither MLIR text (not UTF-8) nor MLIR bytecode") from None
+    return parse(data, name, context)
+
+
+BYTECODE_MAGIC = b"ML\xefR"
+
+
+def check_bytecode(data: bytes, name: str) -> None:
+    """MLIR's bytecode reader aborts the process on some corrupted files (a
+    heap corruption, a C++ exception thrown through the bindings): a child
+    process parses it first, and only bytecode it read cleanly is parsed here."""
+    done = subprocess.run([sys.executable, "-m", "pipeline.opt", "--check-bytecode", name], input=data,
+                          capture_output=True, check=False)
+    if done.returncode == 0:
+        return
+    said = done.stdout.decode("utf-8", "replace").strip()
+    if done.returncode == 3 and said:  # the child's UsageError
+        raise UsageError(said)
+    if done.returncode < 0:
+        raise UsageError(f"{name}: cannot parse MLIR: the bytecode reader aborted (signal {-done.returncode}); "
+                         "is the file corrupted?")
+    raise UsageError(f"{name}: cannot parse MLIR: the bytecode reader failed (exit status {done.returncode})")
+
+
+def _check_bytecode_child(name: str) -> int:
+    try:
+        parse(sys.stdin.buffer.read(), name, make_context())
+    except UsageError as err:
+        print(err)
+        return 3
+    return 0
+
+
+def parse(data: str | bytes, name: str, context: ir.Context) -> ir.Module:
     diagnostics: list[str] = []
 
     def collect(d) -> bool:
@@ -181,4 +217,6 @@ def run(pm: passmanager.PassManager, module: ir.Module) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--check-bytecode"]:  # check_bytecode's child process
+        sys.exit(_check_bytecode_child(sys.argv[2]))
     sys.exit(main())

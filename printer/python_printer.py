@@ -155,9 +155,9 @@ class _Printer:
         """The HLO name; a later op claiming a taken name (an importer-made
         tuple or get_tuple_element) is told apart by its op kind."""
         name, computation = hlo_name(op.location)
-        if name is None:
+        if name is None:  # '#' is in no HLO name: a made-up name never takes a real one
             self.counter += 1
-            name = f"{op.name.split('.')[-1]}.{self.counter}"
+            name = f"{op.name.split('.')[-1]}#{self.counter}"
         key = (name, self.function_name)
         uses = self.names.get(key, 0)
         self.names[key] = uses + 1

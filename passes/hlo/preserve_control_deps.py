@@ -121,11 +121,21 @@ class PreserveControlDeps:
     def _run(self, module: Module) -> PreserveResult:
         result = PreserveResult()
         self._taken = module.instruction_names()
+        self._module, self._unnamed = module, None
         for comp in module.computations:
             _ComputationRewrite(self, comp, result).run()
         if result.changed:
             _set_frontend_attribute(module, HAS_CONTROL_DEPS, '"true"')
         return result
+
+    def parameters_unnamed_after_import(self, comp: Computation) -> bool:
+        """Whether `comp` is a while body/condition or a conditional branch:
+        the importer turns a loop's parameter into unnamed iteration arguments
+        and replaces a branch's parameter by the conditional's operand."""
+        if self._unnamed is None:
+            self._unnamed = {name for _, i in self._module.instructions() if i.opcode in ("while", "conditional")
+                             for name in i.called_computation_names()}
+        return comp.name in self._unnamed
 
     def fresh_name(self, base: str) -> str:
         name, n = base, 0
@@ -144,6 +154,9 @@ class _ComputationRewrite:
         # New instructions by the instruction they go before; spliced in once
         # at the end, so that many edges cost one pass over the computation.
         self.inserted: dict[Instruction, list[Instruction]] = {}
+        # Each control-dep call this pass made → the instruction it feeds in the
+        # end: an edge rerouted onto such a call lands on that instruction.
+        self.feeds: dict[Instruction, Instruction] = {}
 
     def run(self) -> None:
         successors = [i for i in self.comp.instructions if i.control_predecessors]
@@ -154,9 +167,24 @@ class _ComputationRewrite:
         if self.inserted:
             self.comp.instructions[:] = [
                 new for instr in self.comp.instructions
-                for new in self.inserted.get(instr, []) + [instr]]
+                for new in (self.spliced(instr) if instr in self.inserted else (instr,))]
         if self.reordered:
             _restore_definition_order(self.comp)
+
+    def spliced(self, instr: Instruction) -> list[Instruction]:
+        """`instr` preceded by what was inserted before it, and so on: an edge
+        rerouted onto a custom-call made earlier in this pass inserts before
+        that new call (iterative: such chains can be thousands long)."""
+        order, stack = [], [(instr, iter(self.inserted.get(instr, ())))]
+        while stack:
+            node, before = stack[-1]
+            new = next(before, None)
+            if new is None:
+                stack.pop()
+                order.append(node)
+            else:
+                stack.append((new, iter(self.inserted.get(new, ()))))
+        return order
 
     def reify(self, succ: Instruction, preds: list[Instruction]) -> None:
         targets, why_not = self.carriers(succ)
@@ -178,7 +206,7 @@ class _ComputationRewrite:
         for target, read in targets:
             self.wrap(target, read, operands, direct)
         for p, stand_ins, reasons in kept:
-            emitted = tuple((s.name, t.name) for s in stand_ins for t, _ in targets)
+            emitted = tuple((s.name, self.feeds.get(t, t).name) for s in stand_ins for t, _ in targets)
             if direct and stand_ins == [p]:
                 fate = EdgeFate(self.comp.name, p.name, succ.name, Fate.PRESERVED, emitted)
             else:
@@ -203,8 +231,15 @@ class _ComputationRewrite:
             if value is self.comp.root:
                 reaches_root[0] = True
             for user in self.users.get(value, []):
+                if user in self.feeds and user.operands[-1] is not value:
+                    continue  # a predecessor of a call made here: it orders, it does not read
                 if is_structural(user):
                     visit(user)
+                elif user.opcode == "conditional" and user.operands[0] is not value:
+                    # The importer inlines a branch operand into the branch: the
+                    # conditional carries the edge on its selector (operand 0).
+                    if (user, user.operands[0]) not in found:
+                        found.append((user, user.operands[0]))
                 elif not pins_its_operands(user) and (user, value) not in found:
                     found.append((user, value))
 
@@ -222,6 +257,17 @@ class _ComputationRewrite:
         """What can be an operand in p's place: (instructions, reasons, why dropped)."""
         reasons: list[str] = []
         values = _structural_sources(p)
+        params = [v for v in values if v.opcode == "parameter"]
+        if params and self.pass_.parameters_unnamed_after_import(self.comp):
+            # A parameter is ready before any instruction of its computation
+            # runs; here it also has no value of its own after import.
+            implied = (f"implied: {', '.join('%' + v.name for v in params)} is a parameter of "
+                       f"%{self.comp.name} (a while body/condition or conditional branch), ready "
+                       "before every instruction in it, and it has no value of its own after import")
+            values = [v for v in values if v.opcode != "parameter"]
+            if not values:
+                return [], [], implied
+            reasons.append(implied)
         if values != [p]:
             if not values:
                 return [], [], f"%{p.name} is an empty tuple: it orders nothing"
@@ -261,6 +307,7 @@ class _ComputationRewrite:
             operands + [data],
             [("custom_call_target", f'"{CONTROL_DEP_TARGET}"'), ("custom_call_has_side_effect", "true")])
         self.insert(target, cc)
+        self.feeds[cc] = self.feeds.get(target, target)
         if direct:
             target.operands[0] = cc  # S's operand 0 only: the data operand D
         else:

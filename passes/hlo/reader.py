@@ -25,6 +25,7 @@ _OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
 _ATTRIBUTE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _DTYPE = re.compile(r"[a-z][a-z0-9]*(?=\[)")
 _INDEX = re.compile(r"#([0-9]+)")
+_INTEGER = re.compile(r"-?[0-9]+")
 _BLANKS = re.compile(r"[ \t\r\n]*")
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 # `ENTRY %name (` or `%name {`: a computation header, never an instruction.
@@ -262,6 +263,21 @@ class _Reader:
                                  "XLA requires a called computation to be defined above its caller", pos)
             raise self.error(f"%{instr.name} calls computation %{callee}, which the module does not define", pos)
 
+    def check_tuple_index(self, instr: Instruction, value: str, pos: int) -> None:
+        """A get-tuple-element index outside its operand's tuple: XLA's parser
+        crashes the process on it (a segfault), its importer aborts. Refused
+        here, as for `%t#i`; an index that is not a number is XLA's to report."""
+        if not instr.operands or not _INTEGER.fullmatch(value):
+            return
+        operand, index = instr.operands[0], int(value)
+        elements = operand.shape.elements
+        if elements is None:
+            raise self.error(f"%{instr.name} reads element {index} of %{operand.name}, which is not a tuple "
+                             f"(its shape is {operand.shape.text})", pos)
+        if not 0 <= index < len(elements):
+            raise self.error(f"%{instr.name} reads element {index} of %{operand.name}, a tuple of "
+                             f"{len(elements)} element(s), indices 0 to {len(elements) - 1}", pos)
+
     # -- computations --------------------------------------------------------
 
     def computation(self, module: Module) -> Computation:
@@ -360,6 +376,8 @@ class _Reader:
             else:
                 if key in COMPUTATION_ATTRIBUTES:
                     self.check_callees(instr, key, value, value_pos)
+                elif key == "index" and instr.opcode == "get-tuple-element":
+                    self.check_tuple_index(instr, value, value_pos)
                 instr.attributes.append((key, value))
         scope[name] = instr
         out.append(instr)
@@ -396,6 +414,8 @@ class _Reader:
             else:
                 if key in COMPUTATION_ATTRIBUTES:
                     self.check_callees(instr, key, value, base + offset)
+                elif key == "index" and opcode == "get-tuple-element":
+                    self.check_tuple_index(instr, value, base + offset)
                 instr.attributes.append((key, value))
         self.pos = m.end()
         scope[name] = instr
@@ -448,22 +468,23 @@ class _Reader:
         """`{%a, %b}` read at `pos`; errors point at the failing name."""
         if not (value.startswith("{") and value.endswith("}")):
             raise self.error(f"control-predecessors of %{successor} must be a list like {{%a, %b}}", pos)
-        preds = []
+        preds: dict[Instruction, None] = {}  # ordered, each once: a list's `in` made 10k preds quadratic
         for item in re.finditer(r"[^,]+", value[1:-1]):
             raw = item.group(0)
             if raw.strip():
                 name = raw.strip().lstrip("%")
                 name_pos = pos + 1 + item.start() + len(raw) - len(raw.lstrip())
-                pred = self.lookup(scope, name, name_pos, "control predecessor", successor)
-                if pred not in preds:
-                    preds.append(pred)
-        return preds
+                preds[self.lookup(scope, name, name_pos, "control predecessor", successor)] = None
+        return list(preds)
 
     def lookup(self, scope, name: str, pos: int, role: str, user: str) -> Instruction:
         found = scope.get(name)
         if found is None:
             if name == user:
                 raise self.error(f"%{user} uses itself as {role}", pos)
+            if not _WORD.fullmatch(name):  # a list cut short, say `{%a` then the next line: keep it one line
+                raise self.error(f"%{user}: expected a {role} name, found {name[:40]!r} "
+                                 "(is a '}' or ',' missing?)", pos)
             # A definition later in this computation (which XLA closes with a '}' at a line start).
             end = self.text.find("\n}", self.pos)
             definition = re.compile(r"^[ \t]*(?:ROOT[ \t]+)?%?" + re.escape(name) + r"[ \t]*=", re.M)

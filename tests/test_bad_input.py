@@ -1,0 +1,506 @@
+"""Bad input, one row per case: the table of README.md, "## Bad input".
+
+Each row runs a CLI (`hlo2penguin` or `hlo2penguin-opt`) twice: once with a
+fresh `-o` file, once with an existing one. A bad input must give exactly one
+line on stderr (`PROG: error: MESSAGE`, the place first), exit status 2, no
+traceback, nothing on stdout, and leave the directory as it was: the fresh
+file not created, the existing one untouched (same bytes, same inode, same
+mtime), no `.hlo2penguin-*.tmp`. Rows marked `script` make their first run
+through the installed console script in a subprocess, where an XLA abort or a
+crash would show as a signal; the others call `pipeline.cli.main` /
+`pipeline.opt.main` in-process (capturing file descriptor 2, where C++
+diagnostics go).
+
+Through the Python API (`pipeline.run`, `passes.hlo.read_module`,
+`pipeline.importer.import_hlo`; the flatten pass and the printer for MLIR)
+the same input raises a specific exception type whose message is the CLI's
+line without its `PROG: error: ` prefix. Rows with `message=None` are inputs
+accepted on purpose (XLA accepts them too): exit 0, the output written.
+
+The other test files cover the success paths and more spellings of some of
+these errors (tests/test_cli.py, tests/test_opt_cli.py, tests/hlo/test_reader.py);
+this one is the contract, row by row.
+"""
+
+from __future__ import annotations
+
+import glob
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Callable
+
+import pytest
+from jaxlib.mlir import ir
+
+import pipeline
+from passes.control_dep import CONTROL_DEP_TARGET, ControlDepError, is_control_dep
+from passes.hlo import HloSyntaxError, read_module
+from passes.mlir import STABLEHLO, FlattenControlDepTupleOperands, FlattenResult
+from pipeline import cli, opt
+from pipeline.chain import UnreadableInput
+from pipeline.importer import ImportFailed, UnknownDialect, import_hlo
+from pipeline.mlir_context import make_context
+from pipeline.xla import XlaRejected, parse_with_xla
+from printer import print_penguin
+
+BIN = os.path.dirname(sys.executable)
+SCRIPTS = {prog: shutil.which(prog, path=BIN) for prog in ("hlo2penguin", "hlo2penguin-opt")}
+MAINS = {"hlo2penguin": cli.main, "hlo2penguin-opt": opt.main}
+HLO, MLIR = "in.hlo", "in.mlir"  # input file names, relative to the test's directory
+KEEP = b"an existing output file: keep me\n"
+
+# A good module; the rows below break it in one place each.
+GOOD = """\
+HloModule m
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %a = f32[4]{0} negate(%x)
+  %b = f32[4]{0} exponential(%x), metadata={op_name="jit(f)/exp" source_file="f.py" source_line=3}
+  ROOT %s = f32[4]{0} add(%b, %x), control-predecessors={%a}
+}
+"""
+TWO_COMPUTATIONS = """\
+HloModule m
+%helper (y: f32[4]) -> f32[4] {
+  %y = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%y)
+}
+%main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %a = f32[4]{0} negate(%x)
+  ROOT %s = f32[4]{0} add(%a, %x), control-predecessors={%a}
+}
+"""
+
+
+def entry(*lines: str, name: str = "m") -> str:
+    body = "".join(f"  {line}\n" for line in lines)
+    return f"HloModule {name}\nENTRY %main (x: f32[4]) -> f32[4] {{\n  %x = f32[4]{{0}} parameter(0)\n{body}}}\n"
+
+
+def control_dep_call(*operands: str) -> str:
+    return f'%c = f32[4]{{0}} custom-call({", ".join(operands)}), custom_call_target="{CONTROL_DEP_TARGET}"'
+
+
+# The head of a serialized HloModuleProto (jaxlib 0.10.2's, of GOOD): binary, not UTF-8.
+PROTO = b"\n\x01m\x12\x04main\x1a\x80\x02\n\x04main\x12(\n\x01x\x12\tparameter\x1a\x10\x10\x0b\x1a\x01"
+
+CALL_NO_OPERANDS = f"""\
+func.func @main(%d: tensor<4xf32>) -> tensor<4xf32> {{
+  %c = stablehlo.custom_call @{CONTROL_DEP_TARGET}() {{has_side_effect = true}} : () -> tensor<4xf32>
+  %r = stablehlo.add %c, %d : tensor<4xf32>
+  return %r : tensor<4xf32>
+}}
+"""
+CALL_DATA_ONLY = f"""\
+func.func @main(%d: tensor<4xf32>) -> tensor<4xf32> {{
+  %c = stablehlo.custom_call @{CONTROL_DEP_TARGET}(%d) {{has_side_effect = true}} : (tensor<4xf32>) -> tensor<4xf32>
+  %r = stablehlo.add %c, %d : tensor<4xf32>
+  return %r : tensor<4xf32>
+}}
+"""
+
+
+
+def corrupted_bytecode() -> bytes:
+    """CALL_DATA_ONLY as MLIR bytecode, its producer string no longer
+    terminated: MLIR's reader throws a C++ exception through the bindings
+    (the process aborts) when it reads that file in-process."""
+    buffer = io.BytesIO()
+    ir.Module.parse(CALL_DATA_ONLY, context=make_context()).operation.write_bytecode(buffer)
+    data = buffer.getvalue()
+    end = data.index(b"\x00", 5)  # magic, version, then the producer string "MLIR…git\0"
+    return data[:end] + b"\xff" + data[end + 1:]
+
+
+# --------------------------------------------------------------------------
+# The API side of each row: callables on the input's bytes and the row's
+# places (run in the test's directory). For a bad input each must raise the row's exception type with
+# the CLI's message; for an accepted one, check what it returns.
+# --------------------------------------------------------------------------
+
+
+def via_reader(data, places):
+    read_module(data, HLO)
+
+
+def via_run(data, places):
+    pipeline.run(HLO, isolate=False)
+
+
+def via_run_isolated(data, places):
+    pipeline.run(HLO)
+
+
+def via_import(data, places):
+    import_hlo(data, source_name=HLO, isolate=False)
+
+
+def via_import_isolated(data, places):
+    import_hlo(data, source_name=HLO)
+
+
+def via_printer_unflattened(data, places):
+    pipeline.run(HLO, isolate=False, flatten=False)  # link #4 meets the call without link #3
+
+
+READER = (via_reader, via_run, via_import)
+
+
+def parse_mlir(data: bytes) -> ir.Module:
+    return ir.Module.parse(data.decode(), context=make_context())
+
+
+def calls(module: ir.Module) -> list:
+    found = []
+    module.operation.walk(lambda op: (found.append(op) if is_control_dep(op) else None) or ir.WalkResult.ADVANCE)
+    return found
+
+
+def accepts_data_only_call(data, places):
+    """Only the data operand: no edge; the call aliases its operand."""
+    result = pipeline.run(HLO, isolate=False)
+    assert result.report.totals()["edges"] == 0 and result.report.dep_edges == 0
+    assert "add_dep_edge" not in result.penguin_source
+    assert re.search(r"\('stablehlo\.add', 's', \[x, x\]", result.penguin_source)  # %s reads %x through the call
+
+
+def accepts_no_entry(data, places):
+    """XLA takes the last computation as the entry; so do we."""
+    assert read_module(data, HLO).entry.name == "main"
+    assert parse_with_xla(data.decode()).to_string().count("ENTRY %main") == 1
+    result = pipeline.run(HLO, isolate=False)
+    assert result.report.count("preserved") == 1 and not result.report.lost
+
+
+def accepts_names_repeated_across_computations(data, places):
+    module = read_module(data, HLO)
+    assert module.computation("helper").instruction("n") is not module.computation("main").instruction("n")
+    assert pipeline.run(HLO, isolate=False).report.count("preserved") == 1
+
+
+def flatten_leaves_call_without_operands_and_printer_refuses(data, places):
+    """The spec's walk filter skips a call with no operands; the printer,
+    which must give its result a value, refuses it."""
+    module = parse_mlir(data)
+    assert FlattenControlDepTupleOperands(STABLEHLO).run(module) == FlattenResult(False, 0, 0)
+    with pytest.raises(ControlDepError) as info:
+        print_penguin(module)
+    assert str(info.value) == (f"2:8: an {CONTROL_DEP_TARGET} custom-call with no operands is not a control "
+                               "dependency: it needs at least the data operand its result stands for")
+
+
+def flatten_and_printer_accept_data_only_call(data, places):
+    module = parse_mlir(data)
+    assert FlattenControlDepTupleOperands(STABLEHLO).run(module) == FlattenResult(False, 0, 0)
+    [call] = calls(module)
+    assert len(call.operands) == 1
+    source = print_penguin(module)
+    assert "add_dep_edge" not in source
+    assert re.search(r"\('stablehlo\.add', '[^']*', \[arg0, arg0\]", source)  # the add reads %d through the call
+
+
+def run_with_dialect_typo(data, places):
+    pipeline.run(HLO, dialect="stablhlo")
+
+
+def import_with_dialect_typo(data, places):
+    import_hlo(data, "stablhlo", source_name=HLO)
+
+
+def run_path(path: str) -> Callable:
+    def run_path(data, places):
+        pipeline.run(fill(path, places))
+    return run_path
+
+
+# --------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    prog: str
+    data: bytes | None        # the input file's contents (HLO or MLIR); None: no input file
+    message: str | None       # the line after "PROG: error: "; None: accepted, exit 0
+    args: tuple = ()          # argv; default: the input file. "{denied}" and "{unwritable}" are filled in
+    api: tuple = ()           # callables on `data`, see above
+    error: type | None = None  # what the API raises
+    api_message: str | None = None  # when the API's message differs from the CLI's (a usage error)
+    script: bool = False      # first run through the installed console script
+    output: bool = True       # add -o (fresh, then existing); False when args hold their own -o
+
+
+def hlo(id, data, message, **kw) -> Row:
+    data = data.encode() if isinstance(data, str) else data
+    return Row(id, "hlo2penguin", data, message, **kw)
+
+
+def mlir(id, data, message, **kw) -> Row:
+    data = data.encode() if isinstance(data, str) else data
+    return Row(id, "hlo2penguin-opt", data, message, args=kw.pop("args", (MLIR,)), **kw)
+
+
+NOT_UTF8 = "input is not UTF-8 text (byte 0x{:02x}); HLO modules are text: pass the .txt that XLA dumped, not a binary proto"
+CALL_NO_OPERANDS_MESSAGE = (f"%c: an {CONTROL_DEP_TARGET} custom-call with no operands is not a control "
+                            "dependency: it needs at least the data operand its result stands for")
+
+ROWS = [
+    # -- hlo2penguin: what the reader refuses --------------------------------
+    hlo("empty", b"", "in.hlo:1:1: input is empty; expected an HLO module starting with 'HloModule'",
+        api=READER, error=HloSyntaxError, script=True),
+    hlo("binary-proto", PROTO, "in.hlo:2:10: " + NOT_UTF8.format(0x80),
+        api=READER, error=HloSyntaxError, script=True),
+    hlo("binary-garbage-utf8", b"\x00\x01\x02PK\x03\x04 garbage",
+        "in.hlo:1:1: expected 'HloModule' at the start of the module, found '\\x00\\x01\\x02PK\\x03\\x04 garbage'",
+        api=READER, error=HloSyntaxError),
+    hlo("not-utf8-text", GOOD.replace("jit(f)/exp", "jit(f)/\xe9xp").encode("latin-1"),
+        "in.hlo:5:61: " + NOT_UTF8.format(0xe9), api=READER, error=HloSyntaxError),
+    hlo("cut-mid-instruction", GOOD[:GOOD.index("exponential") + 5],
+        "in.hlo:5:23: expected '(' after opcode 'expon', found end of input", api=READER, error=HloSyntaxError),
+    hlo("cut-mid-computation", GOOD[:GOOD.index("  ROOT")],
+        "in.hlo:2:35: computation %main is not terminated: expected '}' before the end of input",
+        api=READER, error=HloSyntaxError),
+    hlo("cut-mid-attribute-string", GOOD[:GOOD.index("jit(f)")], "in.hlo:5:44: unterminated string",
+        api=READER, error=HloSyntaxError, script=True),
+    hlo("undefined-operand", GOOD.replace("add(%b, %x)", "add(%b, %nope)"),
+        "in.hlo:6:31: %s uses operand %nope which is not defined in this computation",
+        api=READER, error=HloSyntaxError),
+    hlo("undefined-control-predecessor", GOOD.replace("{%a}", "{%nope}"),
+        "in.hlo:6:58: %s uses control predecessor %nope which is not defined in this computation",
+        api=READER, error=HloSyntaxError),
+    hlo("predecessor-list-unclosed", entry("%a = f32[4]{0} negate(%x)",
+                                           "%b = f32[4]{0} exponential(%x), control-predecessors={%a",
+                                           "ROOT %s = f32[4]{0} add(%b, %x)"),
+        "in.hlo:5:57: %b: expected a control predecessor name, found 'a\\n  ROOT %s = f32[4]{0} add(%b' "
+        "(is a '}' or ',' missing?)", api=READER, error=HloSyntaxError),
+    hlo("duplicate-instruction", GOOD.replace("%b = ", "%a = ").replace("add(%b", "add(%a"),
+        "in.hlo:5:3: duplicate instruction name %a (first defined on line 4)", api=READER, error=HloSyntaxError),
+    hlo("duplicate-computation", TWO_COMPUTATIONS.replace("%main (", "%helper ("),
+        "in.hlo:6:1: duplicate computation name %helper", api=READER, error=HloSyntaxError),
+    hlo("tuple-element-past-arity", entry("%t = (f32[4]{0}, f32[4]{0}) tuple(%x, %x)",
+                                          "ROOT %r = f32[4]{0} add(%t#0, %t#2)"),
+        "in.hlo:5:33: %t#2: the tuple has only 2 element(s), indices 0 to 1", api=READER, error=HloSyntaxError),
+    hlo("get-tuple-element-past-arity", entry("%t = (f32[4]{0}, f32[4]{0}) tuple(%x, %x)",
+                                              "%g = f32[4]{0} get-tuple-element(%t), index=2",
+                                              "ROOT %r = f32[4]{0} negate(%x)"),
+        "in.hlo:5:47: %g reads element 2 of %t, a tuple of 2 element(s), indices 0 to 1",
+        api=READER, error=HloSyntaxError, script=True),  # XLA's parser segfaults on it
+    # -- hlo2penguin: what XLA refuses -----------------------------------------
+    hlo("unknown-opcode", GOOD.replace("exponential", "frobnicate"),
+        "in.hlo:5:18: XLA's parser: expects opcode but sees: frobnicate, error: Unknown opcode: frobnicate",
+        api=(via_run, via_import, via_run_isolated), error=XlaRejected, script=True),
+    hlo("xla-parser-aborts", entry("ROOT %p = f32[4]{0} parameter(5)"),
+        "in.hlo: XLA's parser aborted (signal 6): Check failed: param_no >= 0 && param_no < parameter_count "
+        "(invalid parameter number. Expected [0, 2), got 5)",
+        api=(via_run_isolated, via_import_isolated), error=XlaRejected, script=True),
+    hlo("xla-importer-aborts", entry("%t = token[] after-all()",
+                                     "%start = (f32[4]{0}, u32[], token[]) recv(%t), channel_id=1",
+                                     "%g = f32[4]{0} get-tuple-element(%start), index=0",
+                                     "%done = (f32[4]{0}, token[]) recv-done(%start), channel_id=1",
+                                     "ROOT %neg = f32[4]{0} negate(%x)", name="aborts"),
+        "in.hlo:6: %g reads a tuple element of %start (recv) directly; XLA's importer aborts on this. "
+        "Read it through the matching recv-done instead",
+        api=(via_run_isolated, via_import_isolated), error=ImportFailed, script=True),
+    # -- hlo2penguin: control-dep calls already in the input -------------------
+    hlo("control-dep-call-no-operands", entry(control_dep_call(), "ROOT %s = f32[4]{0} add(%c, %x)"),
+        f"in.hlo:4: {CALL_NO_OPERANDS_MESSAGE}",
+        api=(via_run, via_printer_unflattened), error=ControlDepError, script=True),
+    hlo("control-dep-call-data-only", entry(control_dep_call("%x"), "ROOT %s = f32[4]{0} add(%c, %x)"), None,
+        api=(accepts_data_only_call,)),
+    # -- hlo2penguin: accepted, as XLA accepts them ------------------------------
+    hlo("no-entry", TWO_COMPUTATIONS, None, api=(accepts_no_entry,)),
+    hlo("same-name-in-two-computations", TWO_COMPUTATIONS.replace("%a", "%n"), None,
+        api=(accepts_names_repeated_across_computations,)),
+    # -- hlo2penguin: usage and paths ------------------------------------------
+    hlo("dialect-typo", GOOD, "argument --dialect: invalid choice: 'stablhlo' (choose from 'stablehlo', 'mhlo') "
+        "(see 'hlo2penguin --help')", args=(HLO, "--dialect", "stablhlo"),
+        api=(run_with_dialect_typo, import_with_dialect_typo), error=UnknownDialect,
+        api_message="unknown dialect 'stablhlo': choose 'stablehlo' or 'mhlo'", script=True),
+    hlo("input-missing", None, "cannot read input 'nope.hlo': No such file or directory", args=("nope.hlo",),
+        api=(run_path("nope.hlo"),), error=UnreadableInput, script=True),
+    hlo("input-is-a-directory", None, "cannot read input 'adir': Is a directory", args=("adir",),
+        api=(run_path("adir"),), error=UnreadableInput),
+    hlo("input-permission-denied", None, "cannot read input '{denied}': Permission denied", args=("{denied}",),
+        api=(run_path("{denied}"),), error=UnreadableInput),
+    hlo("output-directory-missing", GOOD, "cannot write output 'no/such/out.txt': No such file or directory",
+        args=(HLO, "--emit", "hlo", "-o", "no/such/out.txt"), output=False),
+    hlo("output-parent-is-a-file", GOOD, "cannot write output 'afile/out.txt': Not a directory",
+        args=(HLO, "--emit", "hlo", "-o", "afile/out.txt"), output=False),
+    hlo("output-is-a-directory", GOOD, "cannot write output 'adir': Is a directory",
+        args=(HLO, "--emit", "hlo", "-o", "adir"), output=False),
+    hlo("output-permission-denied", GOOD, "cannot write output '{unwritable}': Permission denied",
+        args=(HLO, "--emit", "hlo", "-o", "{unwritable}"), output=False, script=True),
+    # -- hlo2penguin-opt ----------------------------------------------------------
+    mlir("mlir-empty", b"", "in.mlir: input is empty; expected an MLIR module"),
+    mlir("mlir-binary-garbage", PROTO, "in.mlir: input is neither MLIR text (not UTF-8) nor MLIR bytecode"),
+    mlir("mlir-corrupted-bytecode", corrupted_bytecode(),
+         "in.mlir: cannot parse MLIR: the bytecode reader aborted (signal 6); is the file corrupted?", script=True),
+    mlir("mlir-unknown-dialect", 'func.func @main() {\n  "frob.nicate"() : () -> ()\n  return\n}\n',
+         "in.mlir: cannot parse MLIR: 2:16: operation being parsed with an unregistered dialect. If this is "
+         "intended, please use -allow-unregistered-dialect with the MLIR tool used", script=True),
+    mlir("mlir-syntax-error", "func.func @main( {\n", "in.mlir: cannot parse MLIR: 1:17: expected non-function type",
+         script=True),
+    mlir("mlir-control-dep-call-no-operands", CALL_NO_OPERANDS, None,
+         args=(MLIR, "--stablehlo-flatten-control-dep-tuple-operands"),
+         api=(flatten_leaves_call_without_operands_and_printer_refuses,)),
+    mlir("mlir-control-dep-call-data-only", CALL_DATA_ONLY, None,
+         args=(MLIR, "--stablehlo-flatten-control-dep-tuple-operands"),
+         api=(flatten_and_printer_accept_data_only_call,)),
+    mlir("mlir-pass-flag-typo", CALL_DATA_ONLY,
+         "unrecognized arguments: --stablehlo-flaten-control-dep-tuple-operands (see 'hlo2penguin-opt --help')",
+         args=(MLIR, "--stablehlo-flaten-control-dep-tuple-operands")),
+    mlir("mlir-input-missing", None, "cannot read input 'nope.mlir': No such file or directory",
+         args=("nope.mlir",)),
+    mlir("mlir-output-parent-is-a-file", CALL_DATA_ONLY, "cannot write output 'afile/out.mlir': Not a directory",
+         args=(MLIR, "-o", "afile/out.mlir"), output=False),
+]
+
+
+# --------------------------------------------------------------------------
+# Places that cannot be read or written, even by root
+# --------------------------------------------------------------------------
+
+
+def denied_input(tmp_path) -> str:
+    """A file open() refuses with EACCES. Root reads any file whatever its
+    mode, but not a write-only sysfs attribute (the kernel refuses the open)."""
+    if os.geteuid() != 0:
+        path = tmp_path / "denied.hlo"
+        path.write_text(GOOD)
+        path.chmod(0)
+        return str(path)
+    for path in sorted(glob.glob("/sys/bus/*/drivers_probe")) + ["/sys/bus/pci/rescan"]:
+        try:
+            open(path, "rb").close()
+        except PermissionError:
+            return path
+        except OSError:
+            continue
+    pytest.skip("running as root, and no write-only sysfs attribute to stand for an unreadable file")
+
+
+def unwritable_output(tmp_path) -> str:
+    """A path in a directory where creating a file fails with EACCES: a
+    read-only directory, or for root (which ignores modes) sysfs."""
+    if os.geteuid() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        return str(ro / "out.txt")
+    try:
+        fd, probe = tempfile.mkstemp(dir="/sys")
+    except PermissionError:
+        return "/sys/out.txt"
+    except OSError:
+        pass
+    else:
+        os.close(fd)
+        os.unlink(probe)
+    pytest.skip("running as root, and /sys accepts new files here: no directory refuses root")
+
+
+# --------------------------------------------------------------------------
+# Running a row
+# --------------------------------------------------------------------------
+
+
+def fill(text: str, places: dict) -> str:
+    for key, value in places.items():
+        text = text.replace("{%s}" % key, value)
+    return text
+
+
+def snapshot(directory) -> dict:
+    """Every entry under `directory`: name → (inode, size, mtime, bytes)."""
+    found = {}
+    for root, dirs, files in os.walk(directory):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            data = open(path, "rb").read() if os.path.isfile(path) and os.access(path, os.R_OK) else None
+            found[os.path.relpath(path, directory)] = (st.st_ino, st.st_size, st.st_mtime_ns, data)
+    return found
+
+
+def invoke(prog: str, argv: list[str], capfd, script: bool):
+    if script:
+        assert SCRIPTS[prog], f"the {prog} console script is not installed next to {sys.executable}"
+        done = subprocess.run([SCRIPTS[prog], *argv], capture_output=True, stdin=subprocess.DEVNULL, timeout=300)
+        return done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+    capfd.readouterr()
+    status = MAINS[prog](argv)
+    out, err = capfd.readouterr()
+    return status, out, err
+
+
+def assert_refused(row: Row, message: str, status: int, out: str, err: str) -> None:
+    assert "Traceback" not in err, err
+    assert err.splitlines() == [f"{row.prog}: error: {message}"], err
+    assert err.endswith("\n")
+    assert (status, out) == (2, "")
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row.id for row in ROWS])
+def test_bad_input(row: Row, tmp_path, capfd, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # messages name the input as given: "in.hlo"
+    places = {}
+    if row.data is not None:
+        (tmp_path / (MLIR if row.prog == "hlo2penguin-opt" else HLO)).write_bytes(row.data)
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "afile").write_bytes(b"a file, not a directory\n")
+    if "{denied}" in row.args:
+        places["denied"] = denied_input(tmp_path)
+    if "{unwritable}" in row.args:
+        places["unwritable"] = unwritable_output(tmp_path)
+    argv = [fill(a, places) for a in (row.args or (HLO,))]
+    message = fill(row.message, places) if row.message else None
+
+    if row.message is None:  # accepted: the output is written, the summary (hlo2penguin) is all of stderr
+        (tmp_path / "existing.out").write_bytes(KEEP)
+        status, out, err = invoke(row.prog, [*argv, "-o", "existing.out"], capfd, row.script)
+        assert (status, out) == (0, ""), err
+        assert "Traceback" not in err and "error" not in err and "warning" not in err, err
+        assert len(err.splitlines()) == (1 if row.prog == "hlo2penguin" else 0), err
+        written = (tmp_path / "existing.out").read_text()
+        assert written != KEEP.decode() and ("module = Module(" in written or "func.func @main" in written)
+        assert not [n for n in os.listdir(tmp_path) if n.startswith(".hlo2penguin-")]
+    elif not row.output:  # the row's own -o is the bad part
+        before = snapshot(tmp_path)
+        status, out, err = invoke(row.prog, argv, capfd, row.script)
+        assert_refused(row, message, status, out, err)
+        assert snapshot(tmp_path) == before
+    else:
+        (tmp_path / "existing.out").write_bytes(KEEP)
+        before = snapshot(tmp_path)
+        for i, target in enumerate(["fresh.out", "existing.out"]):
+            status, out, err = invoke(row.prog, [*argv, "-o", target], capfd, row.script and i == 0)
+            assert_refused(row, message, status, out, err)
+            assert snapshot(tmp_path) == before  # no fresh.out, existing.out untouched, no temporary file
+
+    for call in row.api:
+        if row.message is None:
+            call(row.data, places)
+            continue
+        with pytest.raises(row.error) as info:
+            call(row.data, places)
+        assert str(info.value) == (row.api_message or message), call.__name__
+        if isinstance(info.value, OSError):  # UnreadableInput keeps the OSError's fields
+            assert info.value.errno is not None and info.value.filename == argv[0]
+
+
+def test_the_rows_break_a_good_module():
+    """GOOD and TWO_COMPUTATIONS are valid, for us and for XLA: each row's
+    failure is its own change."""
+    for text in (GOOD, TWO_COMPUTATIONS):
+        read_module(text)
+        parse_with_xla(text)
+    assert len({row.id for row in ROWS}) == len(ROWS)
