@@ -1,7 +1,8 @@
 """Bad input, one row per case: the table of README.md, "## Bad input".
 
 Each row runs a CLI (`hlo2penguin` or `hlo2penguin-opt`) twice: once with a
-fresh `-o` file, once with an existing one. A bad input must give exactly one
+fresh `-o` file, once with an existing one (once, for the rows whose `-o` is
+the bad part, and for accepted inputs). A bad input must give exactly one
 line on stderr (`PROG: error: MESSAGE`, the place first), exit status 2, no
 traceback, nothing on stdout, and leave the directory as it was: the fresh
 file not created, the existing one untouched (same bytes, same inode, same
@@ -15,7 +16,8 @@ Through the Python API (`pipeline.run`, `passes.hlo.read_module`,
 `pipeline.importer.import_hlo`; the flatten pass and the printer for MLIR)
 the same input raises a specific exception type whose message is the CLI's
 line without its `PROG: error: ` prefix. Rows with `message=None` are inputs
-accepted on purpose (XLA accepts them too): exit 0, the output written.
+accepted on purpose (as XLA, or the spec of link #3, accepts them): exit 0,
+the output written.
 
 The other test files cover the success paths and more spellings of some of
 these errors (tests/test_cli.py, tests/test_opt_cli.py, tests/hlo/test_reader.py);
@@ -210,6 +212,10 @@ def run_with_dialect_typo(data, places):
     pipeline.run(HLO, dialect="stablhlo")
 
 
+def run_missing_with_dialect_typo(data, places):
+    pipeline.run("nope.hlo", dialect="stablhlo")  # the dialect is checked before the input is read
+
+
 def import_with_dialect_typo(data, places):
     import_hlo(data, "stablhlo", source_name=HLO)
 
@@ -323,7 +329,7 @@ ROWS = [
     # -- hlo2penguin: usage and paths ------------------------------------------
     hlo("dialect-typo", GOOD, "argument --dialect: invalid choice: 'stablhlo' (choose from 'stablehlo', 'mhlo') "
         "(see 'hlo2penguin --help')", args=(HLO, "--dialect", "stablhlo"),
-        api=(run_with_dialect_typo, import_with_dialect_typo), error=UnknownDialect,
+        api=(run_with_dialect_typo, run_missing_with_dialect_typo, import_with_dialect_typo), error=UnknownDialect,
         api_message="unknown dialect 'stablhlo': choose 'stablehlo' or 'mhlo'", script=True),
     hlo("input-missing", None, "cannot read input 'nope.hlo': No such file or directory", args=("nope.hlo",),
         api=(run_path("nope.hlo"),), error=UnreadableInput, script=True),

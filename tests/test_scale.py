@@ -8,14 +8,18 @@ figures are printed (`pytest -s`).
 - a successor with 10,000 control predecessors (some tuple-shaped: a
   `while` every 100th, a `tuple` every 50th) through the whole chain
   (StableHLO), and through link #1 alone;
+- 3,000 constants, each with a control predecessor, packed in one tuple
+  that one op reads: every edge is rerouted through the same value (bundle
+  on and off);
 - 50 nested while loops, each body holding the next while, with control
   edges at every level (a tuple-shaped predecessor, a plain one, and a
   zero-operand successor), through the whole chain in both dialects,
   bundle on and off;
 - a module of a million instructions through link #1 alone (read, rewrite,
   write) in a fresh process, with its peak memory (max RSS). CI runs it
-  (about 30-40 s here); HLO2PENGUIN_SCALE_INSTRUCTIONS sets another size,
-  and `-k "not million"` leaves it out.
+  (about 30 s on an idle 2-core machine, 90 s under heavy load);
+  HLO2PENGUIN_SCALE_INSTRUCTIONS sets another size, and `-k "not million"`
+  leaves it out.
 """
 
 from __future__ import annotations
@@ -91,6 +95,18 @@ def many_predecessors(n: int) -> str:
     return "\n".join(lines) + "\n}\n"
 
 
+def packed_zero_operand_successors(n: int) -> str:
+    """`n` constants, each after %p, packed in one tuple that one op reads:
+    every edge is rerouted to that op, through the same value."""
+    shape = "(" + ", ".join(["f32[]"] * n) + ")"
+    lines = ["HloModule packed", "", "ENTRY %main (x: f32[]) -> f32[] {", "  %x = f32[] parameter(0)",
+             "  %p = f32[] negate(%x)"]
+    lines += [f"  %k.{i} = f32[] constant({i}), control-predecessors={{%p}}" for i in range(n)]
+    lines.append(f"  %t = {shape} tuple(" + ", ".join(f"%k.{i}" for i in range(n)) + ")")
+    lines.append('  ROOT %c = f32[] custom-call(%t), custom_call_target="consume"')
+    return "\n".join(lines) + "\n}\n"
+
+
 def nested_whiles(depth: int) -> str:
     """`depth` while loops, each body holding the next. At every level but the
     innermost: `%z.k` (a constant, rerouted to the inner while through its
@@ -155,7 +171,7 @@ def big_module(n: int) -> str:
 
 
 def test_the_generators_write_modules_xla_accepts_and_the_chain_keeps():
-    for text in (many_predecessors(300), nested_whiles(4), big_module(3000)):
+    for text in (many_predecessors(300), nested_whiles(4), big_module(3000), packed_zero_operand_successors(50)):
         parse_with_xla(text)
         report = pipeline.run(text, isolate=False).report
         assert report.lost == [] and report.count("dropped") == 0, [str(e) for e in report.edges]
@@ -202,6 +218,27 @@ def test_ten_thousand_predecessors_through_link_1_alone():
     assert call.opcode == "custom-call" and len(call.operands) == 9_901
     parse_with_xla(text)
     assert large / small < RATIO, f"t(10,000)/t(1,000) = {large / small:.1f}: worse than linear"
+
+
+# -- thousands of successors rerouted through one value ---------------------------
+
+def test_thousands_of_successors_rerouted_through_one_tuple():
+    # Link #1 made one custom-call per rerouted successor, each wrapping the
+    # previous one: a chain that the printer and the report walked once per
+    # call (quadratic) and recursively (RecursionError at about 1,000).
+    def chain(n, bundle):
+        return pipeline.run(packed_zero_operand_successors(n), bundle=bundle, isolate=False)
+
+    for bundle in (False, True):
+        small, _ = best_of(3, lambda: chain(300, bundle))
+        large, result = best_of(2, lambda: chain(3_000, bundle))
+        print(f"\n3,000 successors rerouted through one tuple (bundle={bundle}): {large:.2f} s; "
+              f"300: {small:.2f} s; ratio {large / small:.1f}")
+        report = result.report
+        assert report.lost == [] and report.count("rerouted") == len(report.edges) == 3_000
+        assert result.module().dep_edges() == {("main", "p", "c")}
+        assert result.hlo.count("custom_call_target=\"AwsNeuronControlDep\"") == 1  # one call, not a chain
+        assert large / small < RATIO, f"t(3,000)/t(300) = {large / small:.1f}: worse than linear"
 
 
 # -- 50 nested while loops ----------------------------------------------------------

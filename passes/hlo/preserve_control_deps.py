@@ -157,6 +157,9 @@ class _ComputationRewrite:
         # Each control-dep call this pass made → the instruction it feeds in the
         # end: an edge rerouted onto such a call lands on that instruction.
         self.feeds: dict[Instruction, Instruction] = {}
+        self.merged: dict[Instruction, set[Instruction]] = {}  # made call → its predecessors
+        self.bundles: dict[Instruction, Instruction] = {}      # made call → its made bundle
+        self.grown: set[Instruction] = set()                   # bundles to re-shape at the end
 
     def run(self) -> None:
         successors = [i for i in self.comp.instructions if i.control_predecessors]
@@ -167,24 +170,11 @@ class _ComputationRewrite:
         if self.inserted:
             self.comp.instructions[:] = [
                 new for instr in self.comp.instructions
-                for new in (self.spliced(instr) if instr in self.inserted else (instr,))]
+                for new in self.inserted.get(instr, []) + [instr]]
+        for bundle in self.grown:
+            bundle.shape = Shape.tuple_of([p.shape for p in bundle.operands])
         if self.reordered:
             _restore_definition_order(self.comp)
-
-    def spliced(self, instr: Instruction) -> list[Instruction]:
-        """`instr` preceded by what was inserted before it, and so on: an edge
-        rerouted onto a custom-call made earlier in this pass inserts before
-        that new call (iterative: such chains can be thousands long)."""
-        order, stack = [], [(instr, iter(self.inserted.get(instr, ())))]
-        while stack:
-            node, before = stack[-1]
-            new = next(before, None)
-            if new is None:
-                stack.pop()
-                order.append(node)
-            else:
-                stack.append((new, iter(self.inserted.get(new, ()))))
-        return order
 
     def reify(self, succ: Instruction, preds: list[Instruction]) -> None:
         targets, why_not = self.carriers(succ)
@@ -293,6 +283,9 @@ class _ComputationRewrite:
 
     def wrap(self, target: Instruction, data: Instruction, preds: list[Instruction], direct: bool) -> None:
         """Make a control-dep custom-call feed `target` where it reads `data`."""
+        if target in self.feeds and target.operands[-1] is data:
+            self.merge(target, preds)
+            return
         operands = preds
         # A collective start imports as !stablehlo.future, which a tuple cannot
         # hold: it stays a plain operand beside the bundle.
@@ -308,6 +301,8 @@ class _ComputationRewrite:
             [("custom_call_target", f'"{CONTROL_DEP_TARGET}"'), ("custom_call_has_side_effect", "true")])
         self.insert(target, cc)
         self.feeds[cc] = self.feeds.get(target, target)
+        if operands is not preds:
+            self.bundles[cc] = operands[0]
         if direct:
             target.operands[0] = cc  # S's operand 0 only: the data operand D
         else:
@@ -316,6 +311,28 @@ class _ComputationRewrite:
         self.users[cc] = [target]
         if data not in target.operands:
             self.users[data] = [u for u in self.users[data] if u is not target]
+
+    def merge(self, cc: Instruction, preds: list[Instruction]) -> None:
+        """More predecessors for a call made here, when another successor's
+        edges are rerouted to the very value it feeds on (constants packed in
+        one tuple, say): one call, not a chain of calls, each of which every
+        later reader would walk (quadratic, and a RecursionError at ~1000)."""
+        bundle = self.bundles.get(cc)
+        have = self.merged.get(cc)
+        if have is None:
+            have = self.merged[cc] = set(cc.operands[:-1]) | set(bundle.operands if bundle else ())
+        new = [p for p in dict.fromkeys(preds) if p not in have]
+        have.update(new)
+        if bundle is not None:
+            packed = [p for p in new if p.opcode not in _FUTURE_STARTS]
+            bundle.operands += packed
+            self.grown.add(bundle)
+            for p in packed:
+                self.users.setdefault(p, []).append(bundle)
+            new = [p for p in new if p.opcode in _FUTURE_STARTS]
+        cc.operands[-1:-1] = new
+        for p in new:
+            self.users.setdefault(p, []).append(cc)
 
     def insert(self, before: Instruction, new: Instruction) -> None:
         self.inserted.setdefault(before, []).append(new)
