@@ -252,7 +252,13 @@ def visible_edges(mlir: ir.Module, through_tuples: bool = True) -> set[tuple[str
                     preds.add(hlo_name(ir.BlockArgument(value).location)[0])
                     continue
                 owner = owner.operation
-                inner = list(owner.operands) if through_tuples and owner.name in _TUPLE_OPS else [value]
+                inner = [value]
+                if owner.name in _TUPLE_OPS:
+                    if not through_tuples:
+                        # Still bundled: the printer takes the tuple op for the
+                        # predecessor, whatever HLO name its location carries.
+                        continue
+                    inner = list(owner.operands)
                 for v in inner:
                     o = v.owner
                     loc = ir.BlockArgument(v).location if isinstance(o, ir.Block) else o.operation.location

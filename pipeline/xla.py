@@ -88,10 +88,29 @@ def abort_reason(stderr: str) -> str:
             if i + 1 < len(lines) and lines[i + 1].startswith("ERROR: "):
                 reason += f" ({lines[i + 1][len('ERROR: '):]})"
             return reason
-    for line in lines:
-        if not line.startswith(("***", "@", "E0", "W0", "I0", "F0", "WARNING: All log messages")):
+    return first_said("\n".join(lines), skip=("***", "@", "WARNING: All log messages")) or "no message"
+
+
+# glog's line prefix, `E1129 22:41:57.883276   10205 status_macros.cc:58] `, in any month.
+_LOG_LINE = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]\s?(.*)")
+_STACK_TRACE = re.compile(r"\*\*\* Begin stack trace \*\*\*.*?(?:\*\*\* End stack trace \*\*\*|\Z)", re.S)
+
+
+def first_said(text: str, skip: tuple[str, ...] = ()) -> str | None:
+    """The first line of what XLA printed that is its own words: not a glog
+    line, not in a stack trace, not blank, not starting with `skip`; else the
+    message of its first error log line (prefix cut); else None."""
+    logged = []
+    for line in _STACK_TRACE.sub("", text).splitlines():
+        line = line.strip()
+        if not line or line.startswith(skip):
+            continue
+        log = _LOG_LINE.match(line)
+        if log is None:
             return line
-    return "no message"
+        if line[0] in "EF" and log.group(1).strip():
+            logged.append(log.group(1).strip())
+    return logged[0] if logged else None
 
 
 def check_original(original: str | bytes, source: str | None, *, isolate: bool = False) -> None:

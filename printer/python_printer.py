@@ -195,12 +195,17 @@ class _Printer:
 
     def control_deps(self) -> None:
         """One add_dep_edge per predecessor and successor, once every
-        successor has a variable."""
+        successor has a variable. Each pair once: an op can read a call's
+        result several times (a while reads each element of an unpacked
+        tuple), and two calls can carry the same pair."""
+        written: set[tuple[str, str]] = set()
         for pred_vars, call in self.pending:
             for succ in self.successors(call.results[0]):
                 succ_var = self.op_variables[succ]
                 for pred in pred_vars:
-                    self.edges.append(f"module.add_dep_edge({pred}, {succ_var})")
+                    if (pred, succ_var) not in written:
+                        written.add((pred, succ_var))
+                        self.edges.append(f"module.add_dep_edge({pred}, {succ_var})")
 
     def successors(self, value) -> list:
         """Ops that consume `value`, looking through chained control-dep calls
