@@ -145,12 +145,16 @@ def load_source(source, source_name: str | None = None) -> tuple[Module, str, st
     raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a passes.hlo.Module")
 
 
-def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool = True, scope: str = "main",
+def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool = True, scope: str = "all",
         keep_attributes: bool = False, *, reify: bool = True, isolate: bool = True,
         debug_info: bool = True, check: bool = True, timings: dict | None = None,
         source_name: str | None = None) -> ChainResult:
     """Run links #1-#4 on `source` and check the invariant on the executed program.
     `reify=False` skips link #1 and `flatten=False` skips link #3, to show what each prevents.
+    `scope` is the functions link #3 walks; the chain walks "all" of them, which
+    after link #2's symbol-dce are `main` and the functions it calls (a GPU
+    command buffer, XLA CPU's outlined loops): with "main", the pass's own
+    default, a tuple-shaped predecessor in a called function stays bundled.
     `debug_info` prints locations (the HLO names) in the MLIR artifacts.
     `check=False` stops at the Penguin source (no execution, no report: the benchmarks' P3).
     `timings`, if given, receives the seconds each stage took.

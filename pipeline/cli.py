@@ -56,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="exit 1 if any HLO control edge is lost")
     p.add_argument("--dialect", choices=DIALECTS, default="stablehlo",
                    help="dialect of links #2-#3 (default: stablehlo)")
-    p.add_argument("--scope", choices=SCOPES, default="main",
-                   help="functions link #3 walks: main (default), first (the binary's reading), all")
+    p.add_argument("--scope", choices=SCOPES, default="all",
+                   help="functions link #3 walks: all (default: after symbol-dce, main and the functions "
+                        "it calls), main (the pass's own default), first (the binary's reading)")
     p.add_argument("--keep-attributes", action="store_true",
                    help="link #3 keeps the rebuilt calls' attributes (default: only call_target_name)")
     p.add_argument("--debug-info", action="store_true", help="print MLIR locations (HLO names live there)")

@@ -24,11 +24,9 @@ TOTALS: collections.Counter = collections.Counter()
 @pytest.mark.parametrize("bundle", [False, True], ids=["flat", "bundle"])
 @pytest.mark.parametrize("dialect", ["stablehlo", "mhlo"])
 def test_invariant_holds_on_every_module(dialect, bundle):
-    # With bundle=True a while body can sit in a function reached by `call`
-    # (XLA CPU's small-call outlining), outside scope=main: walk them all.
-    scope = "all" if bundle else "main"
+    # The chain's defaults: link #3 walks every function (scope=all).
     for name, text in WITH_EDGES:
-        result = pipeline.run(text, dialect=dialect, bundle=bundle, scope=scope, isolate=False)
+        result = pipeline.run(text, dialect=dialect, bundle=bundle, isolate=False)
         report = result.report
         assert report.lost == [], (name, [str(e) for e in report.lost])
         assert len(report.edges) == len(read_module(text).control_edges()) > 0
