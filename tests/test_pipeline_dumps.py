@@ -407,3 +407,80 @@ def test_multi_device_dumps_edges_in_equal_edges_out(multi_device_dumps, dialect
         result = pipeline.run(dump["hlo"], dialect=dialect, bundle=bundle, isolate=False,
                               source_name=dump["name"])
         check_invariant(result, module)
+
+
+# --------------------------------------------------------------------------
+# Async wrappers: which starts are values after import
+# --------------------------------------------------------------------------
+
+# The op an `async-start, calls=` wraps → the MLIR type its start imports as
+# (measured with jaxlib 0.10.2), and the op's HLO text in the wrapped computation.
+WRAPPED = {
+    "reduce-scatter": ("future", "f32[4]", "reduce-scatter(f32[8] %p), channel_id=1, replica_groups={{0,1}}, "
+                                           "dimensions={0}, to_apply=%add"),
+    "all-to-all": ("future", "f32[8]", "all-to-all(f32[8] %p), channel_id=1, replica_groups={{0,1}}, dimensions={0}"),
+    "collective-broadcast": ("future", "f32[8]", "collective-broadcast(f32[8] %p), channel_id=1, "
+                                                 "replica_groups={{0,1}}"),
+    "all-reduce": ("async_bundle", "f32[8]", "all-reduce(f32[8] %p), channel_id=1, replica_groups={{0,1}}, "
+                                             "to_apply=%add"),
+    "collective-permute": ("async_bundle", "f32[8]", "collective-permute(f32[8] %p), channel_id=1, "
+                                                     "source_target_pairs={{0,1},{1,0}}"),
+    "fusion": ("async_bundle", "f32[8]", "fusion(f32[8] %p), kind=kLoop, calls=%fused"),
+}
+
+
+def async_wrapper_module(kind: str) -> str:
+    """%start wraps `kind`; %y runs after %start, %z after %done."""
+    _, shape, op = WRAPPED[kind]
+    return f"""HloModule wrapped_{kind.replace("-", "_")}
+
+%add (a: f32[], b: f32[]) -> f32[] {{
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}}
+
+%fused (fp: f32[8]) -> f32[8] {{
+  %fp = f32[8] parameter(0)
+  ROOT %fn = f32[8] negate(%fp)
+}}
+
+%wrapped (p: f32[8]) -> {shape} {{
+  %p = f32[8] parameter(0)
+  ROOT %op = {shape} {op}
+}}
+
+ENTRY %main (x: f32[8]) -> ({shape}, f32[8]) {{
+  %x = f32[8] parameter(0)
+  %start = ((f32[8]), {shape}) async-start(f32[8] %x), calls=%wrapped
+  %y = f32[8] exponential(%x), control-predecessors={{%start}}
+  %done = {shape} async-done(%start)
+  %z = f32[8] negate(%y), control-predecessors={{%done}}
+  ROOT %t = ({shape}, f32[8]) tuple(%done, %z)
+}}
+"""
+
+
+@BUNDLES
+@pytest.mark.parametrize("kind", list(WRAPPED))
+def test_an_async_start_that_imports_as_a_future_keeps_its_edge(kind, bundle):
+    # A start that imports as a future is an operand like any other: its edge
+    # into %y is kept as it is. One that imports as an async bundle has no
+    # value: its done stands in (a stronger order; where the done comes after
+    # %y that would be a cycle and the edge is dropped: gpu_send_recv_loop).
+    text = async_wrapper_module(kind)
+    parse_with_xla(text)
+    imported_type, _, _ = WRAPPED[kind]
+    result = pipeline.run(text, bundle=bundle, isolate=False)
+    assert f"!stablehlo.{imported_type}<" in result.mlir or f"!mhlo.{imported_type}<" in result.mlir
+    check_invariant(result, read_module(text))
+    edges = {(e.predecessor, e.successor): e for e in result.report.edges}
+    assert edges[("done", "z")].fate == "preserved"
+    start_y = edges[("start", "y")]
+    if imported_type == "future":
+        assert start_y.fate == "preserved"
+        assert ("main", "start", "y") in result.module().dep_edges()
+    else:
+        assert start_y.fate == "rerouted" and start_y.emitted == (("done", "y"),)
+        assert "its %done stands in" in start_y.reason
+        assert ("main", "done", "y") in result.module().dep_edges()

@@ -69,8 +69,13 @@ class PreserveResult:
                 f"{self.count(Fate.REROUTED)} rerouted, {self.count(Fate.DROPPED)} dropped")
 
 
-# Collective starts import as `!stablehlo.future`, a legal custom-call operand.
+# Starts that import as `!stablehlo.future`, a legal custom-call operand
+# (measured with jaxlib 0.10.2): the collective start opcodes, and an async
+# wrapper (`async-start, calls=`, or XLA's `reduce-scatter-start`-style
+# spelling of one) around these collectives. An async-start around anything
+# else, all-reduce and all-gather included, imports as `!mhlo.async_bundle`.
 _FUTURE_STARTS = frozenset({"all-reduce-start", "all-gather-start", "collective-permute-start"})
+_FUTURE_WRAPPED = frozenset({"reduce-scatter", "all-to-all", "collective-broadcast"})
 
 
 def begins_async_pair(instr: Instruction) -> bool:
@@ -78,12 +83,27 @@ def begins_async_pair(instr: Instruction) -> bool:
     return instr.opcode.endswith("-start") or instr.opcode in ("async-update", "send", "recv")
 
 
-def has_no_value_after_import(instr: Instruction) -> bool:
+def has_no_value_after_import(instr: Instruction, computations: dict[str, Computation] | None = None) -> bool:
     """Measured with jaxlib 0.10.2: async-start, async-update, copy-start and
     the other generic `*-start` ops import as `!mhlo.async_bundle`, which the
     custom-call verifier rejects; send/recv hold a u32[] context with no MLIR
-    value (a tuple view of it makes the importer abort the process)."""
-    return begins_async_pair(instr) and instr.opcode not in _FUTURE_STARTS
+    value (a tuple view of it makes the importer abort the process). The
+    exceptions import as a future (see `imports_as_future`)."""
+    return begins_async_pair(instr) and not imports_as_future(instr, computations)
+
+
+def imports_as_future(instr: Instruction, computations: dict[str, Computation] | None = None) -> bool:
+    """Whether `instr` imports as `!stablehlo.future`: an operand a custom-call
+    takes, but no tuple holds. `computations` (by name) finds what an
+    `async-start` calls; without it such a start counts as no future."""
+    if instr.opcode in _FUTURE_STARTS:
+        return True
+    if instr.opcode.endswith("-start") and instr.opcode[:-len("-start")] in _FUTURE_WRAPPED:
+        return True
+    if instr.opcode != "async-start" or computations is None:
+        return False
+    callee = computations.get((instr.attribute("calls") or "").strip().lstrip("%"))
+    return callee is not None and callee.root.opcode in _FUTURE_WRAPPED
 
 
 def is_structural(instr: Instruction) -> bool:
@@ -122,6 +142,7 @@ class PreserveControlDeps:
         result = PreserveResult()
         self._taken = module.instruction_names()
         self._module, self._unnamed = module, None
+        self._by_name = {c.name: c for c in module.computations}
         for comp in module.computations:
             _ComputationRewrite(self, comp, result).run()
         if result.changed:
@@ -265,7 +286,7 @@ class _ComputationRewrite:
                            f"{', '.join('%' + v.name for v in values)} stand(s) in")
         result = []
         for v in values:
-            if not has_no_value_after_import(v):
+            if not has_no_value_after_import(v, self.pass_._by_name):
                 result.append(v)
                 continue
             done = _matching_done(v, self.users)
@@ -289,12 +310,12 @@ class _ComputationRewrite:
         operands = preds
         # A collective start imports as !stablehlo.future, which a tuple cannot
         # hold: it stays a plain operand beside the bundle.
-        bundled = [p for p in preds if p.opcode not in _FUTURE_STARTS]
+        bundled = [p for p in preds if not self.future(p)]
         if self.pass_.bundle and bundled:
             bundle = Instruction(self.pass_.fresh_name(f"{target.name}.control-dep-bundle"),
                                  Shape.tuple_of([p.shape for p in bundled]), "tuple", bundled)
             self.insert(target, bundle)
-            operands = [bundle] + [p for p in preds if p.opcode in _FUTURE_STARTS]
+            operands = [bundle] + [p for p in preds if self.future(p)]
         cc = Instruction(
             self.pass_.fresh_name(f"{target.name}.control-dep"), data.shape, "custom-call",
             operands + [data],
@@ -324,15 +345,18 @@ class _ComputationRewrite:
         new = [p for p in dict.fromkeys(preds) if p not in have]
         have.update(new)
         if bundle is not None:
-            packed = [p for p in new if p.opcode not in _FUTURE_STARTS]
+            packed = [p for p in new if not self.future(p)]
             bundle.operands += packed
             self.grown.add(bundle)
             for p in packed:
                 self.users.setdefault(p, []).append(bundle)
-            new = [p for p in new if p.opcode in _FUTURE_STARTS]
+            new = [p for p in new if self.future(p)]
         cc.operands[-1:-1] = new
         for p in new:
             self.users.setdefault(p, []).append(cc)
+
+    def future(self, p: Instruction) -> bool:
+        return imports_as_future(p, self.pass_._by_name)
 
     def insert(self, before: Instruction, new: Instruction) -> None:
         self.inserted.setdefault(before, []).append(new)
