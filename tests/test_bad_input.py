@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable
 
@@ -268,6 +269,9 @@ ROWS = [
     hlo("binary-garbage-utf8", b"\x00\x01\x02PK\x03\x04 garbage",
         "in.hlo:1:1: expected 'HloModule' at the start of the module, found '\\x00\\x01\\x02PK\\x03\\x04 garbage'",
         api=READER, error=HloSyntaxError),
+    hlo("byte-order-mark", b"\xef\xbb\xbf" + GOOD.encode(),
+        "in.hlo:1:1: the input starts with a byte-order mark (U+FEFF), which XLA's parser refuses too; "
+        "save it as UTF-8 without one", api=READER, error=HloSyntaxError),
     hlo("not-utf8-text", GOOD.replace("jit(f)/exp", "jit(f)/\xe9xp").encode("latin-1"),
         "in.hlo:5:61: " + NOT_UTF8.format(0xe9), api=READER, error=HloSyntaxError),
     hlo("cut-mid-instruction", GOOD[:GOOD.index("exponential") + 5],
@@ -510,3 +514,40 @@ def test_the_rows_break_a_good_module():
         read_module(text)
         parse_with_xla(text)
     assert len({row.id for row in ROWS}) == len(ROWS)
+
+
+def test_the_readme_table_has_one_row_per_test_row():
+    """README.md's "## Bad input" table and ROWS say the same: each README row
+    whose message is in backticks is one refused row of the same program
+    (`…` abbreviates; the rows' {placeholders} are filled at run time), and
+    each accepted README row ("accepted", "left alone") is an accepted one."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    table = readme[readme.index("## Bad input"):readme.index("\n## ", readme.index("## Bad input") + 1)]
+    prog, documented = "hlo2penguin", []
+    for line in table.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) < 2 or set(cells[0]) <= {"-"}:
+            continue
+        if cells[1].startswith("message after"):
+            prog = re.search(r"`(\S+): error: `", cells[1]).group(1)
+            continue
+        message = re.match(r"`([^`]*)`", cells[1])  # an explanation may follow
+        documented.append((prog, message.group(1).replace("\\|", "|") if message else None))
+
+    def pattern(readme_message: str) -> re.Pattern:
+        return re.compile(".*".join(re.escape(part) for part in readme_message.split("…")))
+
+    tested = [(row.prog, row.message) for row in ROWS]
+    assert len(documented) == len(tested)
+    unmatched = list(tested)
+    for prog, message in documented:
+        for i, (row_prog, row_message) in enumerate(unmatched):
+            if row_prog != prog or (message is None) != (row_message is None):
+                continue
+            if message is None or pattern(message).fullmatch(re.sub(r"\{\w+\}", "", row_message)) or \
+                    re.fullmatch(re.sub(r"\\\{\w+\\\}", ".*", re.escape(row_message)), message):
+                del unmatched[i]
+                break
+        else:
+            pytest.fail(f"README row with no test row: {prog}: {message}")
+    assert unmatched == []

@@ -206,6 +206,9 @@ class _Reader:
         if not self.text.strip():
             raise self.error("input is empty; expected an HLO module starting with 'HloModule'")
         if not self.accept("HloModule"):
+            if self.text.startswith("\ufeff", self.pos):
+                raise self.error("the input starts with a byte-order mark (U+FEFF), which XLA's parser "
+                                 "refuses too; save it as UTF-8 without one")
             raise self.error(f"expected 'HloModule' at the start of the module, found {self.describe_here()}")
         module = Module(self.name("a module name"))
         while self.accept(","):
