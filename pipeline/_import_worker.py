@@ -5,7 +5,9 @@ get-tuple-element of a non-tuple), its importer on others ("LLVM ERROR:
 Failed to infer result type(s)"); here that kills only this child.
 
 Input on stdin: HLO text (parsed first) or a serialized HLO proto; output on
-stdout: StableHLO bytecode. `--parse-only` stops after parsing the text.
+stdout: StableHLO bytecode. `--parse-only` stops after parsing the text;
+`--print` writes XLA's printing of the parsed module instead (the shapes
+XLA infers for text that leaves them out).
 Exit status: 0 ok, 3 the importer refused, 4 the parser refused; the reason
 on stderr. PARSED on stderr marks the end of parsing, so that the parent
 can tell which of the two aborted.
@@ -18,7 +20,7 @@ PARSED = "\nhlo2penguin-worker: parsed\n"
 
 def main(argv: list[str]) -> int:
     data = sys.stdin.buffer.read()
-    if "--parse-only" in argv or data.startswith(b"HloModule"):
+    if "--parse-only" in argv or "--print" in argv or data.startswith(b"HloModule"):
         import jaxlib._hlo as xla_hlo
 
         try:
@@ -27,6 +29,11 @@ def main(argv: list[str]) -> int:
             sys.stderr.write(str(err))
             return 4
         if "--parse-only" in argv:
+            return 0
+        if "--print" in argv:
+            from passes.hlo.xla import print_options
+
+            sys.stdout.write(module.to_string(print_options()))
             return 0
         data = module.as_serialized_hlo_module_proto()
         sys.stderr.write(PARSED)

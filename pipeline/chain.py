@@ -25,6 +25,7 @@ from printer.penguin import Module as PenguinModule
 from pipeline.importer import DIALECTS, UnknownDialect, import_hlo
 from pipeline.xla import XlaRejected, check_original
 from pipeline.xla import check as xla_check
+from pipeline.xla import printer as xla_printer
 
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
@@ -122,26 +123,31 @@ def read_path(path: str) -> bytes:
         raise UnreadableInput(path, err) from None
 
 
-def load_source(source, source_name: str | None = None) -> tuple[Module, str, str, str | bytes | None]:
+def load_source(source, source_name: str | None = None, *,
+                isolate: bool = True) -> tuple[Module, str, str, str | bytes | None]:
     """A path, HLO text (str or bytes), or our HLO `Module` → the module, its
     name, the name of the input in error messages (`source_name` if given),
-    and the text read (None for a `Module`)."""
+    and the text read (None for a `Module`). A str is a path unless it reads
+    as HLO (a line break, or a `{`: every module has a computation body).
+    Where the text leaves shapes out, XLA infers them (in a child process
+    with `isolate`)."""
     if isinstance(source, Module):
         return source, source.name, source_name or source.name, None
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "HloModule" not in source
-                                           and "\n" not in source and source.strip()):
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
+                                           and "{" not in source and source.strip()):
         path = os.fspath(source)
         data = read_path(path)
         where = source_name or path
-        return read_module(data, where), path, where, data
+        return read_module(data, where, canonical=xla_printer(where, isolate=isolate)), path, where, data
     if isinstance(source, (str, bytes)):
         where = source_name or "<hlo text>"
-        module = read_module(source, where)
+        module = read_module(source, where, canonical=xla_printer(where, isolate=isolate))
         return module, module.name, where, source
     text = getattr(source, "hlo_text", None)  # a captured module
     if isinstance(text, str):
         name = getattr(source, "name", "<captured>")
-        return read_module(text, source_name or name), name, source_name or name, text
+        where = source_name or name
+        return read_module(text, where, canonical=xla_printer(where, isolate=isolate)), name, where, text
     raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a passes.hlo.Module")
 
 
@@ -167,7 +173,7 @@ def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool 
     flatten_pass = (FlattenControlDepTupleOperands(DIALECT_OPS[dialect], scope, keep_attributes)
                     if flatten else None)  # FlattenError on an unknown scope
     clock = _Clock(timings)
-    module, name, where, text = load_source(source, source_name)
+    module, name, where, text = load_source(source, source_name, isolate=isolate)
     clock.lap("read")
     original = module.control_edges()
     fates = {}

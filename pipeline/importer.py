@@ -33,6 +33,7 @@ from passes.hlo.ir import Instruction
 from passes.hlo.preserve_control_deps import begins_async_pair
 from pipeline.mlir_context import make_context, register_passes
 from printer import hlo_name
+from pipeline.xla import printer as xla_printer
 from pipeline.xla import XlaRejected, abort_reason, aborted, check_original, first_said, parse_with_xla, refusal
 from pipeline._import_worker import PARSED
 
@@ -61,7 +62,8 @@ def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.
     """HLO (our IR or text) → a verified MLIR module in `dialect`."""
     if dialect not in DIALECTS:
         raise UnknownDialect(f"unknown dialect {dialect!r}: choose 'stablehlo' or 'mhlo'")
-    module = source if isinstance(source, Module) else read_module(source, source_name)
+    module = source if isinstance(source, Module) else read_module(
+        source, source_name, canonical=xla_printer(source_name, isolate=isolate))
     refuse_known_aborts(module, source_name)
     origins: list[_Origin] = []
     text = write_module(module, attributes=lambda comp, instr: _keyed(comp, instr, origins))

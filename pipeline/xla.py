@@ -6,40 +6,10 @@ import re
 import subprocess
 import sys
 
-import jaxlib._hlo as xla_hlo
+from passes.hlo.xla import XlaRejected, canonical_text, parse_with_xla, refusal
 
-
-class XlaRejected(ValueError):
-    """XLA's parser refused a module; the message is its first error, on one line."""
-
-
-_ERROR = re.compile(r"(?:was parsing )?(\d+):(\d+): error: ([^\n]*)")
-
-
-def parse_with_xla(text: str, source: str | None = None):
-    """`jaxlib._hlo.hlo_module_from_text`, with XLA's multi-line complaint
-    folded into `source:line:col: message`."""
-    try:
-        return xla_hlo.hlo_module_from_text(text)
-    except Exception as err:  # jaxlib raises its own XlaRuntimeError type
-        raise XlaRejected(_one_line(str(err), source)) from None
-
-
-def _one_line(message: str, source: str | None) -> str:
-    m = _ERROR.search(message)
-    where = f"{source}:" if source else ""
-    if m:
-        return f"{where}{m.group(1)}:{m.group(2)}: XLA's parser: {m.group(3).strip()}"
-    first = next((line.strip() for line in message.splitlines() if line.strip()), "unknown error")
-    return f"{where} XLA's parser: {first}".strip()
-
-
-def canonical_text(text: str) -> str:
-    """XLA's printing of a module under one fixed set of options: two texts
-    that XLA reads as the same module print the same."""
-    options = xla_hlo.HloPrintOptions()
-    options.print_large_constants = True
-    return parse_with_xla(text).to_string(options)
+__all__ = ["XlaRejected", "abort_reason", "aborted", "canonical_text", "check", "check_original",
+           "first_said", "parse_with_xla", "printer", "refusal"]
 
 
 # The `%t#i` operand newer XLA prints; jaxlib 0.10.2's parser does not know it.
@@ -54,19 +24,26 @@ def check(text: str, source: str | None = None, *, isolate: bool = False) -> Non
     if not isolate:
         parse_with_xla(text, source)
         return
-    done = subprocess.run([sys.executable, "-m", "pipeline._import_worker", "--parse-only"],
+    _in_child(text, "--parse-only", source)
+
+
+def printer(source: str | None = None, *, isolate: bool = False):
+    """`text -> XLA's printing of it`, for `read_module(canonical=...)`: where the
+    reader needs XLA to infer shapes. XlaRejected names `source`."""
+    if not isolate:
+        return lambda text: canonical_text(text, source)
+    return lambda text: _in_child(text, "--print", source)
+
+
+def _in_child(text: str, mode: str, source: str | None) -> str:
+    done = subprocess.run([sys.executable, "-m", "pipeline._import_worker", mode],
                           input=text.encode("utf-8"), capture_output=True, check=False)
     if done.returncode == 0:
-        return
+        return done.stdout.decode("utf-8")
     said = done.stderr.decode("utf-8", "replace")
     if done.returncode < 0:
         raise aborted("XLA's parser", done.returncode, said, source)
     raise refusal(said, source)
-
-
-def refusal(message: str, source: str | None) -> XlaRejected:
-    """XLA's parser's complaint (as it prints it) as an XlaRejected, on one line."""
-    return XlaRejected(_one_line(message, source))
 
 
 def aborted(what: str, returncode: int, stderr: str, source: str | None) -> XlaRejected:

@@ -262,12 +262,12 @@ CALL_NO_OPERANDS_MESSAGE = (f"%c: an {CONTROL_DEP_TARGET} custom-call with no op
 
 ROWS = [
     # -- hlo2penguin: what the reader refuses --------------------------------
-    hlo("empty", b"", "in.hlo:1:1: input is empty; expected an HLO module starting with 'HloModule'",
+    hlo("empty", b"", "in.hlo:1:1: input is empty; expected an HLO module",
         api=READER, error=HloSyntaxError, script=True),
     hlo("binary-proto", PROTO, "in.hlo:2:10: " + NOT_UTF8.format(0x80),
         api=READER, error=HloSyntaxError, script=True),
     hlo("binary-garbage-utf8", b"\x00\x01\x02PK\x03\x04 garbage",
-        "in.hlo:1:1: expected 'HloModule' at the start of the module, found '\\x00\\x01\\x02PK\\x03\\x04 garbage'",
+        "in.hlo:1:1: expected 'HloModule' or a computation at the start of the module, found '\\x00\\x01\\x02PK\\x03\\x04 garbage'",
         api=READER, error=HloSyntaxError),
     hlo("byte-order-mark", b"\xef\xbb\xbf" + GOOD.encode(),
         "in.hlo:1:1: the input starts with a byte-order mark (U+FEFF), which XLA's parser refuses too; "

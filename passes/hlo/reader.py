@@ -16,7 +16,11 @@ from __future__ import annotations
 import bisect
 import re
 
+from typing import Callable
+
 from passes.hlo import fast_path
+from passes.hlo.shapes import infer_shapes
+from passes.hlo.xla import canonical_text
 from passes.hlo.ir import (
     COMPUTATION_ATTRIBUTES, PAYLOAD_OPCODES, Computation, Instruction, Module, Shape, no_cyclic_gc)
 
@@ -32,6 +36,8 @@ _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 _COMPUTATION_HEADER = re.compile(r"(?:ENTRY\s+)?%?[A-Za-z0-9_][A-Za-z0-9_.\-]*\s*[({]")
 _STACK_FRAME_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _CLOSERS = {"(": ")", "{": "}", "[": "]"}
+# `{ x = ...`: a computation body written as an attribute's value, not a list of names.
+_INLINE_BODY = re.compile(r"\{\s*(?:ROOT\s+)?%?[A-Za-z0-9_][A-Za-z0-9_.\-]*\s*=")
 
 
 class HloSyntaxError(ValueError):
@@ -43,12 +49,23 @@ class HloSyntaxError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def read_module(text: str | bytes, source: str | None = None) -> Module:
-    """Parse one HLO module. `source` names the input in error messages."""
+def read_module(text: str | bytes, source: str | None = None, *,
+                canonical: Callable[[str], str] | None = None) -> Module:
+    """Parse one HLO module, in any form XLA's parser reads. `source` names the
+    input in error messages. Where the text leaves shapes for XLA to infer,
+    XLA's parser infers them: `canonical(text)` returns XLA's printing of a
+    module (default: `passes.hlo.xla.canonical_text`, in this process) and
+    raises XlaRejected where XLA refuses it."""
     if isinstance(text, bytes):
         text = _decode(text, source)
     with no_cyclic_gc():
-        return _Reader(text, source).module()
+        reader = _Reader(text, source)
+        module = reader.module()
+        if reader.shapeless:
+            infer_shapes(module, reader.shapeless, text, canonical or (lambda t: canonical_text(t, source)))
+            for check in reader.deferred:
+                check()
+        return module
 
 
 def _decode(data: bytes, source: str | None) -> str:
@@ -72,6 +89,10 @@ class _Reader:
         self._computations: set[str] = set()  # names defined so far, in order
         self._gtes: dict[tuple[Instruction, int], Instruction] = {}  # made for `%t#i`
         self._words: set[str] | None = None  # every name-like word, made on demand
+        self._anonymous: set[str] = set()  # names given to nested instructions
+        self._inline_computations: list[Computation] = []  # read inside the current computation
+        self.shapeless: list[Instruction] = []  # written without a shape: XLA infers it
+        self.deferred: list = []  # checks that need a shape XLA has not inferred yet
 
     # -- positions and errors ------------------------------------------------
 
@@ -204,22 +225,31 @@ class _Reader:
 
     def module(self) -> Module:
         if not self.text.strip():
-            raise self.error("input is empty; expected an HLO module starting with 'HloModule'")
-        if not self.accept("HloModule"):
-            if self.text.startswith("\ufeff", self.pos):
-                raise self.error("the input starts with a byte-order mark (U+FEFF), which XLA's parser "
-                                 "refuses too; save it as UTF-8 without one")
-            raise self.error(f"expected 'HloModule' at the start of the module, found {self.describe_here()}")
-        module = Module(self.name("a module name"))
-        while self.accept(","):
-            module.attributes.append(self.attribute())
-        module.stack_frame_text = self.stack_frames()
+            raise self.error("input is empty; expected an HLO module")
+        if self.text.startswith("\ufeff", self.pos):
+            raise self.error("the input starts with a byte-order mark (U+FEFF), which XLA's parser "
+                             "refuses too; save it as UTF-8 without one")
+        if self.accept("HloModule"):
+            module = Module(self.name("a module name"))
+            while self.accept(","):
+                module.attributes.append(self.attribute())
+            module.stack_frame_text = self.stack_frames()
+        elif _COMPUTATION_HEADER.match(self.text, self.pos):
+            module = Module(None)  # XLA's rule: named after the entry computation, below
+        else:
+            raise self.error("expected 'HloModule' or a computation at the start of the module, "
+                             f"found {self.describe_here()}")
         self.skip_space()
         while self.pos < len(self.text):
-            module.computations.append(self.computation(module))
+            comp = self.computation(module)
+            module.computations += self._inline_computations  # defined inside comp's attributes
+            self._inline_computations = []
+            module.computations.append(comp)
             self.skip_space()
         if not module.computations:
             raise self.error("the module has no computations")
+        if module.name is None:
+            module.name = f"module_{module.entry.name}"
         return module
 
     def attribute(self) -> tuple[str, str]:
@@ -273,7 +303,10 @@ class _Reader:
         if not instr.operands or not _INTEGER.fullmatch(value):
             return
         operand, index = instr.operands[0], int(value)
-        elements = operand.shape.elements
+        elements = _elements(operand)
+        if elements is _UNKNOWN:  # XLA infers the shape after reading
+            self.deferred.append(lambda: self.check_tuple_index(instr, value, pos))
+            return
         if elements is None:
             raise self.error(f"%{instr.name} reads element {index} of %{operand.name}, which is not a tuple "
                              f"(its shape is {operand.shape.text})", pos)
@@ -297,6 +330,20 @@ class _Reader:
             params = self.group("(", "of the parameter list")
             self.expect("->", "between the parameters and the result shape")
             signature = f"({params}) -> {self.shape().text}"
+        comp = self.body(name, is_entry, signature, start_line)
+        while self.peek(",") and not self.text.startswith(",", self.pos + 1):
+            save = self.pos
+            self.pos += 1
+            if not self.match(_ATTRIBUTE_KEY) or not self.peek("="):
+                self.pos = save
+                break
+            self.pos = save + 1
+            comp.trailing_attributes.append(self.attribute())
+        return comp
+
+    def body(self, name: str, is_entry: bool, signature: str | None, start_line: int) -> Computation:
+        """`{ instructions }`: a computation's body, at the top level or written
+        inline as an attribute's value (`to_apply={ ... }`)."""
         self.skip_space()
         open_pos = self.pos
         self.expect("{", f"to open computation %{name}")
@@ -334,14 +381,6 @@ class _Reader:
             raise self.error(f"computation %{name} has no instructions", open_pos)
         comp = Computation(name, instructions, root or instructions[-1], is_entry, signature, line=start_line)
         self._computations.add(name)
-        while self.peek(",") and not self.text.startswith(",", self.pos + 1):
-            save = self.pos
-            self.pos += 1
-            if not self.match(_ATTRIBUTE_KEY) or not self.peek("="):
-                self.pos = save
-                break
-            self.pos = save + 1
-            comp.trailing_attributes.append(self.attribute())
         return comp
 
     def instruction(self, scope: dict[str, Instruction], out: list[Instruction]) -> tuple[Instruction, bool]:
@@ -357,20 +396,12 @@ class _Reader:
             first = scope[name].line
             raise self.error(f"duplicate instruction name %{name} (first defined on line {first})", name_pos)
         self.expect("=", f"after instruction name %{name}")
-        shape = self.shape()
+        shape = self.optional_shape()
         m = self.match(_OPCODE)
         if not m:
             raise self.error(f"expected an opcode for %{name}, found {self.describe_here()}")
-        instr = Instruction(name, shape, m.group(0), line=self.where(start)[0])
-        if instr.opcode in PAYLOAD_OPCODES:
-            instr.payload = self.group("(", f"of {instr.opcode}")
-        else:
-            self.expect("(", f"after opcode '{instr.opcode}'")
-            if not self.accept(")"):
-                instr.operands.append(self.operand(scope, out, instr))
-                while self.accept(","):
-                    instr.operands.append(self.operand(scope, out, instr))
-                self.expect(")", f"to close the operand list of %{name}")
+        instr = self.new_instruction(name, shape, m.group(0), start)
+        self.operands_of(instr, scope, out)
         while self.accept(","):
             key, value = self.attribute()
             value_pos = self.pos - len(value)
@@ -378,6 +409,7 @@ class _Reader:
                 instr.control_predecessors = self.predecessors(value, scope, name, value_pos)
             else:
                 if key in COMPUTATION_ATTRIBUTES:
+                    value = self.inline_computation(key, value, value_pos)
                     self.check_callees(instr, key, value, value_pos)
                 elif key == "index" and instr.opcode == "get-tuple-element":
                     self.check_tuple_index(instr, value, value_pos)
@@ -385,6 +417,72 @@ class _Reader:
         scope[name] = instr
         out.append(instr)
         return instr, is_root
+
+    def optional_shape(self) -> Shape | None:
+        """The result shape, which XLA lets a writer leave out where it can
+        infer it (`t = tuple(a, b)`): None then, filled in after reading."""
+        self.skip_space()
+        if self.text.startswith("(", self.pos) or _DTYPE.match(self.text, self.pos):
+            return self.shape()
+        return None
+
+    def new_instruction(self, name: str, shape: Shape | None, opcode: str, start: int) -> Instruction:
+        instr = Instruction(name, shape, opcode, line=self.where(start)[0])
+        if shape is None:
+            self.shapeless.append(instr)
+        return instr
+
+    def operands_of(self, instr: Instruction, scope: dict[str, Instruction], out: list[Instruction]) -> None:
+        """`(operands)`, or the literal of a constant/parameter."""
+        if instr.opcode in PAYLOAD_OPCODES:
+            instr.payload = self.group("(", f"of {instr.opcode}")
+            return
+        self.expect("(", f"after opcode '{instr.opcode}'")
+        if not self.accept(")"):
+            instr.operands.append(self.operand(scope, out, instr))
+            while self.accept(","):
+                instr.operands.append(self.operand(scope, out, instr))
+            self.expect(")", f"to close the operand list of %{instr.name}")
+
+    def nested(self, opcode: str, shape: Shape | None, start: int, scope, out) -> Instruction:
+        """An operand written as an instruction, `add(p0, s32[] constant(2))`:
+        it comes before its user, named as XLA names it (`constant.anon`,
+        then `constant.anon.1`, ...: no name the text uses). It takes no
+        attributes (XLA's grammar) and no other instruction can name it."""
+        name = f"{opcode}.anon"
+        n = 0
+        while name in self._anonymous or name in scope or name in self.words():
+            n += 1
+            name = f"{opcode}.anon.{n}"
+        self._anonymous.add(name)
+        instr = self.new_instruction(name, shape, opcode, start)
+        self.operands_of(instr, scope, out)
+        out.append(instr)
+        return instr
+
+    def inline_computation(self, key: str, value: str, value_pos: int) -> str:
+        """`to_apply={ x = ... ROOT s = add(x, y) }`: a computation written
+        where it is called. It becomes a computation of its own, defined just
+        above the caller's and named as XLA names it (`_`, `_.1`, ...); the
+        attribute then names it."""
+        if not _INLINE_BODY.match(value):
+            return value
+        name, n = "_", 0
+        while name in self._computations or name in self.words():
+            n += 1
+            name = f"_.{n}"
+        resume = self.pos
+        self.pos = value_pos
+        comp = self.body(name, False, None, self.where(value_pos)[0])
+        self.pos = resume
+        self._inline_computations.append(comp)
+        return "%" + name
+
+    def words(self) -> set[str]:
+        """Every name-like word of the text: a name made up here avoids them all."""
+        if self._words is None:
+            self._words = set(_WORD.findall(self.text))
+        return self._words
 
     def fast_instruction(self, scope: dict[str, Instruction], out: list[Instruction]):
         """The one-line fast path (see fast_path.py); None hands the line to
@@ -430,11 +528,13 @@ class _Reader:
         return _Reader(text, None).shape()
 
     def operand(self, scope: dict[str, Instruction], out: list[Instruction], user: Instruction) -> Instruction:
-        self.skip_space()
-        if self.text.startswith("(", self.pos) or _DTYPE.match(self.text, self.pos):
-            self.shape()  # the operand's shape is implied by its definition
+        # A shape before a name is implied by its definition; before an opcode it is the nested instruction's.
+        start = self.pos
+        shape = self.optional_shape()
         pos = self.pos
         name = self.name(f"an operand of %{user.name}")
+        if self.text[pos] != "%" and self.peek("(") and _OPCODE.fullmatch(name):
+            return self.nested(name, shape, start, scope, out)
         operand = self.lookup(scope, name, pos, "operand", user.name)
         index = _INDEX.match(self.text, self.pos)
         if index:
@@ -444,28 +544,35 @@ class _Reader:
 
     def tuple_element(self, scope, out, tuple_instr: Instruction, index: int, pos: int) -> Instruction:
         """`%t#i` → an explicit `get-tuple-element`, made once per (t, i)."""
-        elements = tuple_instr.shape.elements
+        if _elements(tuple_instr) is _UNKNOWN:  # XLA infers the shape after reading: check the index then
+            self.deferred.append(lambda: self.element_shape(tuple_instr, index, pos))
+            shape = None
+        else:
+            shape = self.element_shape(tuple_instr, index, pos)
+        existing = self._gtes.get((tuple_instr, index))
+        if existing is not None:
+            return existing
+        # Clear of every name in the text, so that no later definition collides.
+        name = f"{tuple_instr.name}.gte{index}"
+        while name in scope or name in self.words():
+            name += "_"
+        gte = self.new_instruction(name, shape, "get-tuple-element", pos)
+        gte.operands.append(tuple_instr)
+        gte.attributes.append(("index", str(index)))
+        scope[name] = gte
+        self._gtes[(tuple_instr, index)] = gte
+        out.append(gte)
+        return gte
+
+    def element_shape(self, tuple_instr: Instruction, index: int, pos: int) -> Shape | None:
+        elements = _elements(tuple_instr)
         if elements is None:
             raise self.error(f"%{tuple_instr.name}#{index}: %{tuple_instr.name} is not a tuple "
                              f"(its shape is {tuple_instr.shape.text})", pos)
         if index >= len(elements):
             raise self.error(f"%{tuple_instr.name}#{index}: the tuple has only {len(elements)} "
                              f"element(s), indices 0 to {len(elements) - 1}", pos)
-        existing = self._gtes.get((tuple_instr, index))
-        if existing is not None:
-            return existing
-        if self._words is None:
-            self._words = set(_WORD.findall(self.text))
-        # Clear of every name in the text, so that no later definition collides.
-        name = f"{tuple_instr.name}.gte{index}"
-        while name in scope or name in self._words:
-            name += "_"
-        gte = Instruction(name, elements[index], "get-tuple-element", [tuple_instr],
-                          [("index", str(index))], line=self.where(pos)[0])
-        scope[name] = gte
-        self._gtes[(tuple_instr, index)] = gte
-        out.append(gte)
-        return gte
+        return elements[index] if tuple_instr.shape is not None else None
 
     def predecessors(self, value: str, scope, successor: str, pos: int) -> list[Instruction]:
         """`{%a, %b}` read at `pos`; errors point at the failing name."""
@@ -497,3 +604,18 @@ class _Reader:
                     " which is not defined in this computation")
             raise self.error(f"%{user} uses {role} %{name}{hint}", pos)
         return found
+
+
+_UNKNOWN = object()
+
+
+def _elements(instr: Instruction):
+    """The elements of an instruction's tuple shape (None: not a tuple). A
+    shape XLA has yet to infer is _UNKNOWN, but for a `tuple`, whose arity is
+    its operand count: XLA's parser aborts the process on an index past the
+    arity, so the common case is checked before XLA sees it."""
+    if instr.shape is not None:
+        return instr.shape.elements
+    if instr.opcode == "tuple":
+        return instr.operands
+    return _UNKNOWN

@@ -49,7 +49,8 @@ def write_instruction(instr: Instruction, is_root: bool = False,
         inner = instr.payload
     else:
         inner = ", ".join("%" + op.name for op in instr.operands)
-    text = f"{'ROOT ' if is_root else ''}%{instr.name} = {instr.shape.text} {instr.opcode}({inner})"
+    shape = f"{instr.shape.text} " if instr.shape is not None else ""  # None: XLA infers it
+    text = f"{'ROOT ' if is_root else ''}%{instr.name} = {shape}{instr.opcode}({inner})"
     attributes = list(instr.attributes if attributes is None else attributes)
     if instr.control_predecessors:
         preds = ", ".join("%" + p.name for p in instr.control_predecessors)
