@@ -173,10 +173,38 @@ def test_inputs_are_deterministic():
             np.testing.assert_array_equal(a, b)
 
 
-def test_regenerate_reproduces_the_artifacts_byte_for_byte():
+def test_regenerate_reproduces_the_artifacts():
+    # Artifacts and inputs byte for byte; JAX's outputs within a tolerance
+    # (XLA:CPU's last bits differ between CPUs).
     run = subprocess.run([sys.executable, os.path.join(CORPUS, "regenerate.py"), "--check"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+def _npz(**arrays) -> bytes:
+    sys.path.insert(0, CORPUS)
+    try:
+        import regenerate
+    finally:
+        sys.path.remove(CORPUS)
+    return regenerate, regenerate.npz_bytes(arrays)
+
+
+def test_expected_outputs_compare_with_a_tolerance_artifacts_byte_for_byte():
+    regenerate, old = _npz(out_0=np.array([1.0, 2.0, 3.0], np.float32), out_1=np.array([7], np.int32))
+    expected = os.path.join(CORPUS, "expected", "x.npz")
+    artifact = os.path.join(CORPUS, "x.jaxexport")
+    last_bits = np.nextafter(np.float32(2.0), np.float32(3.0))  # one ulp: another CPU
+    _, other_cpu = _npz(out_0=np.array([1.0, last_bits, 3.0], np.float32), out_1=np.array([7], np.int32))
+    assert other_cpu != old and not regenerate.is_stale(expected, old, other_cpu)
+    assert regenerate.is_stale(artifact, old, other_cpu)  # not numbers: byte for byte
+    for changed in (dict(out_0=np.array([1.0, 2.01, 3.0], np.float32), out_1=np.array([7], np.int32)),
+                    dict(out_0=np.array([1.0, 2.0, 3.0], np.float32), out_1=np.array([8], np.int32)),
+                    dict(out_0=np.array([1.0, 2.0, 3.0], np.float64), out_1=np.array([7], np.int32)),
+                    dict(out_0=np.array([1.0, 2.0], np.float32), out_1=np.array([7], np.int32)),
+                    dict(out_0=np.array([1.0, 2.0, 3.0], np.float32))):
+        _, new = _npz(**changed)
+        assert regenerate.is_stale(expected, old, new), changed
 
 
 def test_from_export_accepts_an_exported_object_and_bytes():
