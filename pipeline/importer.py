@@ -33,7 +33,7 @@ from passes.hlo.ir import Instruction
 from passes.hlo.preserve_control_deps import begins_async_pair
 from pipeline.mlir_context import make_context, register_passes
 from printer import hlo_name
-from pipeline.xla import printer as xla_printer
+from pipeline.xla import shape_inference
 from pipeline.xla import XlaRejected, abort_reason, aborted, check_original, first_said, parse_with_xla, refusal
 from pipeline._import_worker import PARSED
 
@@ -63,7 +63,7 @@ def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.
     if dialect not in DIALECTS:
         raise UnknownDialect(f"unknown dialect {dialect!r}: choose 'stablehlo' or 'mhlo'")
     module = source if isinstance(source, Module) else read_module(
-        source, source_name, canonical=xla_printer(source_name, isolate=isolate))
+        source, source_name, shapes_of=shape_inference(source_name, isolate=isolate))
     refuse_known_aborts(module, source_name)
     origins: list[_Origin] = []
     text = write_module(module, attributes=lambda comp, instr: _keyed(comp, instr, origins))
@@ -247,7 +247,7 @@ def _wrapped_keys(module: Module, origins: list[_Origin]) -> dict[int, int]:
     the location of the matching done, so that op, printed first, would take the
     done's HLO name and the done a made-up one. Key of each such done → the key
     the wrapped op should carry: the root of `calls=`, else the start (the op
-    then reads `<start>.<op kind>`, as the importer names a wrapped all-reduce)."""
+    then reads `<start>:<op kind>`, as the printer names a wrapped all-reduce)."""
     dones = [(c, i) for c, i in module.instructions() if i.opcode.endswith("-done") and i.operands]
     if not dones:
         return {}

@@ -19,6 +19,7 @@ element: the failure the flatten pass (link #3) exists to prevent.
 from __future__ import annotations
 
 import builtins
+import itertools
 import keyword
 import re
 from typing import Callable
@@ -89,11 +90,11 @@ class _Printer:
         self.edges: list[str] = []
         self.values: dict = {}  # MLIR value → Python expression
         self.variables: set[str] = {"module", "Module", "T", "dense"}  # the program's own names
-        self.names: dict[tuple[str, str | None], int] = {}  # (name, function) → uses
-        self.counter = 0
+        self.names: dict = {}       # MLIR op → (Penguin name, computation), planned by _plan_names
+        self.dep_target: dict = {}  # helper op → the op that carries its instruction's HLO name (edges go there)
         self.suffixes: dict[str, int] = {}  # variable base → last numeric suffix used
         self.op_variables: dict = {}  # MLIR op → its Penguin instruction's variable
-        self.pending: list = []       # (predecessor variables, control-dep call)
+        self.pending: list = []       # (predecessor variables or ops, control-dep call)
 
     def print(self, module: ir.Module) -> str:
         op = module.operation
@@ -105,6 +106,7 @@ class _Printer:
             "",
             f"module = Module({name!r})",
         ]
+        self.names, self.dep_target = _plan_names(module)
         for fn in module.body.operations:
             if fn.operation.name == "func.func":
                 self.function(fn.operation)
@@ -117,7 +119,6 @@ class _Printer:
 
     def function(self, fn: ir.Operation) -> None:
         name = ir.StringAttr(fn.attributes["sym_name"]).value
-        self.function_name = name
         block = fn.regions[0].blocks[0]
         var = self.variable(f"fn_{name}")
         args = [(self.argument_name(a, i), str(a.type)) for i, a in enumerate(block.arguments)]
@@ -152,18 +153,8 @@ class _Printer:
     # -- naming --------------------------------------------------------------
 
     def instruction_name(self, op: ir.Operation) -> tuple[str, str | None]:
-        """The HLO name; a later op claiming a taken name (an importer-made
-        tuple or get_tuple_element) is told apart by its op kind."""
-        name, computation = hlo_name(op.location)
-        if name is None:  # '#' is in no HLO name: a made-up name never takes a real one
-            self.counter += 1
-            name = f"{op.name.split('.')[-1]}#{self.counter}"
-        key = (name, self.function_name)
-        uses = self.names.get(key, 0)
-        self.names[key] = uses + 1
-        if uses:
-            name = f"{name}.{op.name.split('.')[-1]}" + (f".{uses}" if uses > 1 else "")
-        return name, computation
+        """The Penguin name (the HLO name, or a derived one) and the HLO computation."""
+        return self.names[op]
 
     def argument_name(self, arg, index: int) -> str:
         name, _ = hlo_name(arg.location)
@@ -193,15 +184,28 @@ class _Printer:
         except KeyError:
             raise ValueError(f"operand defined after its use, or outside the module: {value}") from None
 
+    def predecessor(self, value) -> str | ir.Operation:
+        """What a predecessor operand stands for: the variable of the
+        instruction that defines it, or, for a helper op of an instruction
+        (not a tuple/get_tuple_element), the op that carries the HLO name,
+        whose variable `control_deps` looks up once everything is printed."""
+        owner = value.owner
+        if not isinstance(owner, ir.Block):
+            target = self.dep_target.get(owner.operation)
+            if target is not None:
+                return target
+        return _node(self.operand(value))
+
     def control_deps(self) -> None:
         """One add_dep_edge per predecessor and successor, once every
         successor has a variable. Each pair once: an op can read a call's
         result several times (a while reads each element of an unpacked
         tuple), and two calls can carry the same pair."""
         written: set[tuple[str, str]] = set()
-        for pred_vars, call in self.pending:
+        for preds, call in self.pending:
+            pred_vars = list(dict.fromkeys(p if isinstance(p, str) else self.op_variables[p] for p in preds))
             for succ in self.successors(call.results[0]):
-                succ_var = self.op_variables[succ]
+                succ_var = self.op_variables[self.dep_target.get(succ, succ)]
                 for pred in pred_vars:
                     if (pred, succ_var) not in written:
                         written.add((pred, succ_var))
@@ -223,6 +227,136 @@ class _Printer:
             else:
                 found.append(user)
         return found
+
+
+def _kind(op: ir.Operation) -> str:
+    return op.name.split(".")[-1]
+
+
+def _plan_names(module: ir.Module) -> tuple[dict, dict]:
+    """The Penguin name and computation of every op the printer names, and
+    for each helper op the op its dependency edges go to.
+
+    HLO names are unique per computation, not per MLIR function: the importer
+    inlines conditional branches, while conditions and bodies, reducers… into
+    regions of their caller's function. So an op is identified by (computation,
+    name) and by the region instance it sits in (a computation inlined twice,
+    a reducer shared by two reduces, is two instances of the same
+    instructions: both keep their names).
+
+    Where the importer turns one HLO instruction into several ops (a shape
+    constant beside `rng`, a concatenate beside `dynamic_reshape`, the op an
+    async start wraps in its region or in a function of its own, the
+    get_tuple_elements it makes at a tuple-shaped op's location), the op that
+    yields the instruction's value takes the HLO name: the outermost, not a
+    tuple/get_tuple_element, whose result is used outside the instruction (the
+    last such). The others get `name:kind` (`rng0:constant`), which no HLO
+    name can be: HLO names are `[A-Za-z0-9_][A-Za-z0-9_.-]*`. An op with no
+    HLO name gets `kind#N`, which none can be either."""
+    names: dict = {}
+    groups: dict[tuple, list] = {}       # (name, computation, instance) → ops, in printing order
+    inner: set = set()                   # ops nested in an op (or function) of their own instruction
+    wrappers: dict[str, tuple] = {}      # function symbol → key, for a function made for one instruction
+    counter = 0
+    instances = itertools.count()        # a fresh token per block: one instance of a computation
+
+    def visit(block, fn_name: str, enclosing: tuple | None) -> None:
+        nonlocal counter
+        instance = next(instances)
+        for op in block.operations:
+            op = op.operation
+            if op.name in RETURN_OPS:
+                continue
+            name, computation = hlo_name(op.location)
+            key = None
+            if name is None:
+                if not is_control_dep(op):  # a control-dep call is no Penguin instruction
+                    counter += 1
+                    names[op] = (f"{_kind(op)}#{counter}", None)
+            else:
+                if enclosing is not None and enclosing[:2] == (name, computation):
+                    key = enclosing
+                    inner.add(op)
+                elif computation is None:  # a plain loc("name"): the function stands in for the computation
+                    key = (name, None, ("function", fn_name))
+                else:
+                    key = (name, computation, instance)
+                groups.setdefault(key, []).append(op)
+            for region in op.regions:
+                for child in region.blocks:
+                    visit(child, fn_name, key)
+
+    for fn in module.body.operations:
+        fn = fn.operation
+        if fn.name != "func.func":
+            continue
+        symbol = ir.StringAttr(fn.attributes["sym_name"]).value
+        name, computation = hlo_name(fn.location)
+        key = None
+        if name is not None and computation is not None:  # made for one instruction (copy-start's @copy_)
+            key = wrappers[symbol] = (name, computation, ("function", symbol))
+        visit(fn.regions[0].blocks[0], symbol, key)
+
+    # A function made for one instruction belongs to the op that refers to it.
+    wrapped_names = {key[:2] for key in wrappers.values()}
+    for key in [k for k in groups if k[:2] in wrapped_names]:
+        ops = groups.get(key)
+        for op in list(ops or ()):
+            for attr_name in op.attributes:
+                attr = op.attributes[attr_name]  # downcast by the bindings
+                if not isinstance(attr, ir.FlatSymbolRefAttr):
+                    continue
+                wrapped = wrappers.get(attr.value)
+                if wrapped is not None and wrapped[:2] == key[:2] and wrapped in groups and wrapped != key:
+                    moved = groups.pop(wrapped)
+                    inner.update(moved)
+                    ops.extend(moved)
+
+    dep_target: dict = {}
+    for key, ops in groups.items():
+        name, computation = key[0], key[1]
+        primary = _value_op(ops, inner) if len(ops) > 1 else (None if is_control_dep(ops[0]) else ops[0])
+        taken: dict[str, int] = {}
+        for op in ops:
+            if is_control_dep(op):
+                continue
+            if primary is not None and op == primary:
+                names[op] = (name, computation)
+                continue
+            derived = f"{name}:{_kind(op)}"
+            uses = taken[derived] = taken.get(derived, 0) + 1
+            names[op] = (derived + (f".{uses}" if uses > 1 else ""), computation)
+            if primary is not None and op.name not in _STRUCTURAL:
+                # A tuple/get_tuple_element is looked through, not redirected: a
+                # predecessor still bundled in a tuple stays the tuple (link #3's case).
+                dep_target[op] = primary
+    return names, dep_target
+
+
+def _value_op(ops: list, inner: set):
+    """Among the ops carrying one instruction's name, the one that yields its
+    value (None if only importer-made tuples/get_tuple_elements beside a
+    control-dep call carry it)."""
+    printable = [op for op in ops if not is_control_dep(op)]
+    outer = [op for op in printable if op not in inner] or printable
+    if len(printable) < len(ops) or any(op.name not in _STRUCTURAL for op in printable):
+        candidates = [op for op in outer if op.name not in _STRUCTURAL]  # tuples/gtes are the importer's
+    else:
+        candidates = outer  # the HLO instruction is itself a tuple or get-tuple-element
+    if not candidates:
+        return None
+    members = set(ops)
+
+    def escapes(op) -> bool:
+        for result in op.results:
+            for use in result.uses:
+                user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                if user not in members:
+                    return True
+        return False
+
+    escaping = [op for op in candidates if escapes(op)]
+    return (escaping or candidates)[-1]
 
 
 def _escape_doc(text: str) -> str:
@@ -272,8 +406,7 @@ def _custom_call(p: _Printer, op: ir.Operation, block_var: str) -> None:
     # once every successor has a variable.
     *preds, data = list(op.operands)
     p.values[op.results[0]] = p.operand(data)
-    pred_vars = list(dict.fromkeys(_node(p.operand(v)) for v in preds))
-    p.pending.append((pred_vars, op))
+    p.pending.append(([p.predecessor(v) for v in preds], op))
 
 
 def _node(expr: str) -> str:

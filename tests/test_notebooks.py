@@ -35,7 +35,7 @@ EXPECTED = {
         "4 HLO control edge(s): 2 preserved, 0 rerouted, 0 dropped, 2 lost; 4 dep edge(s)",
         "%main: %loop -> %scaled: lost at link #3 (flatten-control-dep-tuple-operands)",
         "%main: %loop -> %scale: lost at link #3",
-        "<Dependency loop.tuple -> scaled>   predecessor: stablehlo.tuple",
+        "<Dependency loop:tuple -> scaled>   predecessor: stablehlo.tuple",
     ],
     "02_jax_regression.ipynb": [
         "copy-insertion.after_adding_copies_to_resolve_interference",

@@ -235,7 +235,7 @@ def test_async_reduce_scatter_and_all_to_all_keep_the_names_of_their_dones():
     assert ops["reduce-scatter-done"].opcode == ops["all-to-all-done"].opcode == "stablehlo.async_done"
     assert ops["all-to-all.9"].opcode == "stablehlo.all_to_all"  # the root of `calls=`
     assert ops["all-to-all.9"].computation == "all-to-all.clone"
-    assert ops["reduce-scatter-start.reduce_scatter"].opcode == "stablehlo.reduce_scatter"  # no `calls=`
+    assert ops["reduce-scatter-start:reduce_scatter"].opcode == "stablehlo.reduce_scatter"  # no `calls=`
     assert ("main.30", "reduce-scatter-done", "copy.10") in program.dep_edges()
     assert ("main.30", "all-to-all-done", "bitcast.11") in program.dep_edges()
 
