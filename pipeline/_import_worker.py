@@ -6,8 +6,8 @@ Failed to infer result type(s)"); here that kills only this child.
 
 Input on stdin: HLO text (parsed first) or a serialized HLO proto; output on
 stdout: StableHLO bytecode. `--parse-only` stops after parsing the text;
-`--print` writes XLA's printing of the parsed module instead (the shapes
-XLA infers for text that leaves them out).
+`--shapes` writes XLA's shape of every instruction instead, as JSON
+(`passes.hlo.shapes.xla_shapes`: the shapes text may leave out).
 Exit status: 0 ok, 3 the importer refused, 4 the parser refused; the reason
 on stderr. PARSED on stderr marks the end of parsing, so that the parent
 can tell which of the two aborted.
@@ -20,7 +20,7 @@ PARSED = "\nhlo2penguin-worker: parsed\n"
 
 def main(argv: list[str]) -> int:
     data = sys.stdin.buffer.read()
-    if "--parse-only" in argv or "--print" in argv or data.startswith(b"HloModule"):
+    if "--parse-only" in argv or "--shapes" in argv or data.startswith(b"HloModule"):
         import jaxlib._hlo as xla_hlo
 
         try:
@@ -30,10 +30,12 @@ def main(argv: list[str]) -> int:
             return 4
         if "--parse-only" in argv:
             return 0
-        if "--print" in argv:
-            from passes.hlo.xla import print_options
+        if "--shapes" in argv:
+            import json
 
-            sys.stdout.write(module.to_string(print_options()))
+            from passes.hlo.shapes import module_shapes
+
+            sys.stdout.write(json.dumps(module_shapes(module)))
             return 0
         data = module.as_serialized_hlo_module_proto()
         sys.stderr.write(PARSED)

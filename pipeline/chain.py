@@ -25,7 +25,7 @@ from printer.penguin import Module as PenguinModule
 from pipeline.importer import DIALECTS, UnknownDialect, import_hlo
 from pipeline.xla import XlaRejected, check_original
 from pipeline.xla import check as xla_check
-from pipeline.xla import printer as xla_printer
+from pipeline.xla import shape_inference
 
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
@@ -138,16 +138,16 @@ def load_source(source, source_name: str | None = None, *,
         path = os.fspath(source)
         data = read_path(path)
         where = source_name or path
-        return read_module(data, where, canonical=xla_printer(where, isolate=isolate)), path, where, data
+        return read_module(data, where, shapes_of=shape_inference(where, isolate=isolate)), path, where, data
     if isinstance(source, (str, bytes)):
         where = source_name or "<hlo text>"
-        module = read_module(source, where, canonical=xla_printer(where, isolate=isolate))
+        module = read_module(source, where, shapes_of=shape_inference(where, isolate=isolate))
         return module, module.name, where, source
     text = getattr(source, "hlo_text", None)  # a captured module
     if isinstance(text, str):
         name = getattr(source, "name", "<captured>")
         where = source_name or name
-        return read_module(text, where, canonical=xla_printer(where, isolate=isolate)), name, where, text
+        return read_module(text, where, shapes_of=shape_inference(where, isolate=isolate)), name, where, text
     raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a passes.hlo.Module")
 
 

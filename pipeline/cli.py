@@ -22,7 +22,7 @@ from pipeline.example import EXAMPLE_HLO, EXAMPLE_NAME
 from pipeline.importer import DIALECTS, ImportFailed
 from pipeline.xla import TUPLE_ELEMENT_OPERAND, XlaRejected, parse_with_xla
 from pipeline.xla import check as xla_check
-from pipeline.xla import printer as xla_printer
+from pipeline.xla import shape_inference
 
 PROG = "hlo2penguin"
 STAGES = ("penguin", "hlo", "mlir", "flat-mlir", "report", "dot")
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace):
     and the Penguin program (None for --emit hlo without --plot)."""
     data, source = read_input(args.input)
     if args.emit == "hlo":
-        module = read_module(data, source, canonical=xla_printer(source, isolate=True))
+        module = read_module(data, source, shapes_of=shape_inference(source, isolate=True))
         _judge(data, source, module)
         program = _run_chain(args, data, source).module() if args.plot else None
         result = PreserveControlDeps(bundle=args.bundle).run(module)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 
+from passes.hlo.shapes import xla_shapes
 from passes.hlo.xla import XlaRejected, canonical_text, parse_with_xla, refusal
 
 __all__ = ["XlaRejected", "abort_reason", "aborted", "canonical_text", "check", "check_original",
-           "first_said", "parse_with_xla", "printer", "refusal"]
+           "first_said", "parse_with_xla", "refusal", "shape_inference"]
 
 
 # The `%t#i` operand newer XLA prints; jaxlib 0.10.2's parser does not know it.
@@ -27,12 +29,13 @@ def check(text: str, source: str | None = None, *, isolate: bool = False) -> Non
     _in_child(text, "--parse-only", source)
 
 
-def printer(source: str | None = None, *, isolate: bool = False):
-    """`text -> XLA's printing of it`, for `read_module(canonical=...)`: where the
-    reader needs XLA to infer shapes. XlaRejected names `source`."""
+def shape_inference(source: str | None = None, *, isolate: bool = False):
+    """`text -> XLA's shape of every instruction, by name`, for
+    `read_module(shapes_of=...)`: where the text leaves shapes out. XlaRejected
+    names `source`; with `isolate`, XLA runs in a child process."""
     if not isolate:
-        return lambda text: canonical_text(text, source)
-    return lambda text: _in_child(text, "--print", source)
+        return lambda text: xla_shapes(text, source)
+    return lambda text: json.loads(_in_child(text, "--shapes", source))
 
 
 def _in_child(text: str, mode: str, source: str | None) -> str:

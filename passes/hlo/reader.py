@@ -19,8 +19,7 @@ import re
 from typing import Callable
 
 from passes.hlo import fast_path
-from passes.hlo.shapes import infer_shapes
-from passes.hlo.xla import canonical_text
+from passes.hlo.shapes import infer_shapes, xla_shapes
 from passes.hlo.ir import (
     COMPUTATION_ATTRIBUTES, PAYLOAD_OPCODES, Computation, Instruction, Module, Shape, no_cyclic_gc)
 
@@ -50,22 +49,27 @@ class HloSyntaxError(ValueError):
 
 
 def read_module(text: str | bytes, source: str | None = None, *,
-                canonical: Callable[[str], str] | None = None) -> Module:
+                shapes_of: Callable[[str], dict[str, str]] | None = None) -> Module:
     """Parse one HLO module, in any form XLA's parser reads. `source` names the
     input in error messages. Where the text leaves shapes for XLA to infer,
-    XLA's parser infers them: `canonical(text)` returns XLA's printing of a
-    module (default: `passes.hlo.xla.canonical_text`, in this process) and
-    raises XlaRejected where XLA refuses it."""
+    XLA's parser infers them: `shapes_of(text)` gives XLA's shape of every
+    instruction of a module by name, and raises XlaRejected where XLA refuses
+    it (default: `passes.hlo.shapes.xla_shapes`, in this process)."""
     if isinstance(text, bytes):
         text = _decode(text, source)
     with no_cyclic_gc():
         reader = _Reader(text, source)
         module = reader.module()
         if reader.shapeless:
-            infer_shapes(module, reader.shapeless, text, canonical or (lambda t: canonical_text(t, source)))
+            infer_shapes(module, reader.shapeless, text, shapes_of or (lambda t: xla_shapes(t, source)))
             for check in reader.deferred:
                 check()
         return module
+
+
+def read_shape(text: str) -> Shape:
+    """The shape at the start of `text` (`f32[4]{0}`, `(s32[], f32[4])`, …)."""
+    return _Reader(text, None).shape()
 
 
 def _decode(data: bytes, source: str | None) -> str:
@@ -525,7 +529,7 @@ class _Reader:
 
     @staticmethod
     def _tuple_shape(text: str) -> Shape:
-        return _Reader(text, None).shape()
+        return read_shape(text)
 
     def operand(self, scope: dict[str, Instruction], out: list[Instruction], user: Instruction) -> Instruction:
         # A shape before a name is implied by its definition; before an opcode it is the nested instruction's.

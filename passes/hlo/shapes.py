@@ -4,10 +4,10 @@ XLA's parser lets a writer omit a result shape it can infer (`t = tuple(a,
 b)`, `n = get-tuple-element(w), index=0`, `s = add(x, y)`), as XLA's own unit
 tests do. The chain needs every shape (link #1 gives a control-dep call the
 shape of its data operand and tells tuples apart), and XLA is the one to say
-what it is: the module is printed with every instruction renamed to a key no
+what it is: the module is written with every instruction renamed to a key no
 name of the text uses (XLA renames a name that repeats across computations,
-`a` → `a.1`, so names alone would not map back), XLA parses and prints it,
-and each key's printed shape goes to its instruction.
+`a` → `a.1`, so names alone would not map back), XLA parses it, and each
+key's shape, as XLA prints the instruction, goes to its instruction.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from passes.hlo.ir import Instruction, Module
 
 
 def infer_shapes(module: Module, shapeless: list[Instruction], original: str,
-                 canonical: Callable[[str], str]) -> None:
+                 shapes_of: Callable[[str], dict[str, str]]) -> None:
     """Give each instruction of `shapeless` the shape XLA infers for it.
-    `canonical(text)` is XLA's printing of a module; where XLA refuses the
-    keyed text, its complaint about `original`, the user's own text (with the
-    user's line numbers), is what propagates."""
-    from passes.hlo.reader import read_module
+    `shapes_of(text)` is XLA's shape of every instruction of a module, by
+    name (`xla_shapes`); where XLA refuses the keyed text, its complaint about
+    `original`, the user's own text (with the user's line numbers), is what
+    propagates."""
     from passes.hlo.writer import write_module
 
     prefix = _free_prefix(original)
@@ -37,14 +37,39 @@ def infer_shapes(module: Module, shapeless: list[Instruction], original: str,
         for instr, name in zip(instructions, names):
             instr.name = name
     try:
-        printed = canonical(keyed)
+        shapes = shapes_of(keyed)
     except Exception:
-        canonical(original)  # raises XLA's complaint in the user's terms
+        shapes_of(original)  # raises XLA's complaint in the user's terms
         raise  # XLA took the user's text but not the keyed copy: a bug here, not theirs
-    shapes = {instr.name: instr.shape for _, instr in read_module(printed).instructions()}
     position = {id(instr): i for i, instr in enumerate(instructions)}
     for instr in shapeless:
-        instr.shape = shapes[f"{prefix}{position[id(instr)]}"]
+        instr.shape = _shape(shapes[f"{prefix}{position[id(instr)]}"])
+
+
+def xla_shapes(text: str, source: str | None = None) -> dict[str, str]:
+    """XLA's shape of every instruction of the module `text`, by name, as XLA
+    prints it. Read computation by computation: XLA's printing of the whole
+    module leaves out the computation an `async-start` wraps."""
+    from passes.hlo.xla import parse_with_xla
+
+    return module_shapes(parse_with_xla(text, source))
+
+
+def module_shapes(xla_module) -> dict[str, str]:
+    """`xla_shapes` of a module XLA has parsed (a `jaxlib._hlo.HloModule`)."""
+    shapes = {}
+    for computation in xla_module.computations():
+        for instr in computation.instructions():
+            printed = instr.to_string()
+            shapes[instr.name] = printed[printed.index(" = ") + 3:]  # the shape, and all after it
+    return shapes
+
+
+def _shape(printed: str):
+    """The shape at the start of `%x = <shape> opcode(...)`'s right-hand side."""
+    from passes.hlo.reader import read_shape
+
+    return read_shape(printed)
 
 
 def _free_prefix(text: str) -> str:
