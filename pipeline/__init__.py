@@ -1,4 +1,5 @@
-"""The chain end to end: sources, link #2 (import), `run()`, edge accounting, CLI."""
+"""The chain end to end: sources, link #2 (import), `run()`, the verifier
+(`verify()`) and its report, CLI."""
 
 
 def run(*args, **kwargs):
@@ -7,3 +8,11 @@ def run(*args, **kwargs):
     from pipeline.chain import run as _run
 
     return _run(*args, **kwargs)
+
+
+def verify(*args, **kwargs):
+    """`pipeline.verify.verify`: the independent verifier of a Penguin program
+    against its HLO (see that module)."""
+    from pipeline.verify import verify as _verify
+
+    return _verify(*args, **kwargs)

@@ -9,9 +9,10 @@ edges of the HLO equal the dep edges of the executed Penguin program.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
@@ -23,6 +24,8 @@ from passes.mlir import FlattenControlDepTupleOperands
 from printer import hlo_name, print_penguin
 from printer.penguin import Module as PenguinModule
 from pipeline.importer import DIALECTS, UnknownDialect, import_hlo
+from pipeline.report import Report
+from pipeline.verify import verify
 from pipeline.xla import XlaRejected, check_original
 from pipeline.xla import check as xla_check
 from pipeline.xla import shape_inference
@@ -30,54 +33,6 @@ from pipeline.xla import shape_inference
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
 _TUPLE_OPS = frozenset({"stablehlo.tuple", "mhlo.tuple"})
-
-
-@dataclass(frozen=True)
-class EdgeReport:
-    """One HLO control edge and what became of it in the Penguin program."""
-
-    computation: str
-    predecessor: str
-    successor: str
-    fate: str  # preserved | rerouted | dropped | lost
-    emitted: tuple[tuple[str, str], ...] = ()
-    reason: str = ""
-    lost_at: str | None = None
-
-    def __str__(self) -> str:
-        text = f"%{self.computation}: %{self.predecessor} -> %{self.successor}: {self.fate}"
-        if self.lost_at:
-            text += f" at {self.lost_at}"
-        return text + (f" ({self.reason})" if self.reason else "")
-
-    def as_dict(self) -> dict:
-        return {"computation": self.computation, "predecessor": self.predecessor,
-                "successor": self.successor, "fate": self.fate,
-                "emitted": [list(e) for e in self.emitted], "reason": self.reason, "lost_at": self.lost_at}
-
-
-@dataclass
-class Report:
-    edges: list[EdgeReport] = field(default_factory=list)
-    dep_edges: int = 0  # dep edges in the executed program
-
-    def count(self, fate: str) -> int:
-        return sum(1 for e in self.edges if e.fate == fate)
-
-    @property
-    def lost(self) -> list[EdgeReport]:
-        return [e for e in self.edges if e.fate == "lost"]
-
-    def totals(self) -> dict[str, int]:
-        return {"edges": len(self.edges), **{f: self.count(f) for f in ("preserved", "rerouted", "dropped", "lost")}}
-
-    def summary(self) -> str:
-        t = self.totals()
-        return (f"{t['edges']} HLO control edge(s): {t['preserved']} preserved, {t['rerouted']} rerouted, "
-                f"{t['dropped']} dropped, {t['lost']} lost; {self.dep_edges} dep edge(s) in the Penguin program")
-
-    def as_dict(self) -> dict:
-        return {"totals": self.totals(), "dep_edges": self.dep_edges, "edges": [e.as_dict() for e in self.edges]}
 
 
 @dataclass
@@ -175,7 +130,7 @@ def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool 
     clock = _Clock(timings)
     module, name, where, text = load_source(source, source_name, isolate=isolate)
     clock.lap("read")
-    original = module.control_edges()
+    original_text = text if text is not None else write_module(module)  # for the verifier, before link #1
     fates = {}
     if reify:
         for edge in PreserveControlDeps(bundle=bundle).run(module).edges:
@@ -211,7 +166,8 @@ def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool 
         return ChainResult(name, dialect, hlo, mlir_text, flat_text, penguin_source, None)
     after_flatten = visible_edges(mlir, through_tuples=False)
     program = execute(penguin_source, name)
-    report = _report(module, original, fates, after_import, after_flatten, program, flatten, scope)
+    report = _report(original_text, where, module, fates if reify else None, after_import, after_flatten,
+                     program, flatten, scope)
     clock.lap("check")
     return ChainResult(name, dialect, hlo, mlir_text, flat_text, penguin_source, report, program)
 
@@ -297,49 +253,42 @@ def _users(value) -> list:
     return found
 
 
-def _name_after_import(module: Module, computation: str, name: str) -> str:
-    """XLA's importer folds send/send-done (recv/recv-done) into one op named
-    after the send (recv): a done's edges come out under its start's name."""
-    try:
-        instr = module.computation(computation).instruction(name)
-    except KeyError:
-        return name
-    if instr.opcode in ("send-done", "recv-done"):
-        return instr.operands[0].name
-    return name
-
-
-def _report(module: Module, original, fates: dict, after_import: set, after_flatten: set,
-            program: PenguinModule, flatten: bool, scope: str) -> Report:
+def _report(original_text, where: str, module: Module, fates: dict | None, after_import: set,
+            after_flatten: set, program: PenguinModule, flatten: bool, scope: str) -> Report:
+    """The verifier's report (`pipeline.verify`: from the original HLO and the
+    executed program alone), with the link to blame for each lost edge: the
+    one after which link #1's dep edges are no longer all there."""
+    report = verify(original_text, program, source=where, link1=fates)
     program_edges = program.dep_edges()
-    report = Report(dep_edges=len(program.dependencies))
-    # _name_after_import for every done at once: searching the computation per
-    # edge made 10k edges quadratic.
     renamed = {(c.name, i.name): i.operands[0].name for c, i in module.instructions()
                if i.opcode in ("send-done", "recv-done")}
-    for comp, pred, succ in original:
-        link1 = fates.get((comp, pred, succ))
+    for index, edge in enumerate(report.edges):
+        if edge.fate != "lost":
+            continue
+        key = (edge.computation, edge.predecessor, edge.successor)
+        link1 = fates.get(key) if fates is not None else None
         if link1 is None:  # link #1 skipped: the importer drops control-predecessors
-            report.edges.append(EdgeReport(comp, pred, succ, "lost", (), "control-predecessors are not data",
-                                           LINKS[2]))
-            continue
-        if link1.fate is Fate.DROPPED:
-            report.edges.append(EdgeReport(comp, pred, succ, "dropped", (), link1.reason))
-            continue
-        expected = [(comp, renamed.get((comp, p), p), s) for p, s in link1.emitted]
-        missing = [e for e in expected if e not in program_edges]
-        if not missing:
-            report.edges.append(EdgeReport(comp, pred, succ, link1.fate.value, link1.emitted, link1.reason))
-            continue
-        if any(e not in after_import for e in missing):
-            at, why = LINKS[2], "the imported module does not carry it"
-        elif not flatten:
-            at, why = LINKS[3], "the predecessor stayed bundled in a tuple operand (link #3 skipped)"
-        elif any(e not in after_flatten for e in missing):
-            at, why = LINKS[3], (f"the predecessor is still bundled in a tuple operand after link #3 "
-                                 f"(scope={scope}; a function outside it keeps its tuples: try scope=all)")
+            at, why = LINKS[2], "control-predecessors are not data"
+        elif link1.fate is Fate.DROPPED:
+            at, why = LINKS[1], f"link #1 dropped it: {link1.reason}"
         else:
-            at, why = LINKS[4], "the importer delivered it but the program has no such dep edge"
-        missing_text = ", ".join(f"%{p} -> %{s}" for _, p, s in missing)
-        report.edges.append(EdgeReport(comp, pred, succ, "lost", link1.emitted, f"{why}: {missing_text}", at))
+            comp = edge.computation
+            expected = [(comp, renamed.get((comp, p), p), s) for p, s in link1.emitted]
+            missing = [e for e in expected if e not in program_edges]
+            missing_text = ", ".join(f"%{p} -> %{s}" for _, p, s in missing)
+            if not missing:
+                at, why = LINKS[1], "link #1's dep edges do not order them"
+            elif any(e not in after_import for e in missing):
+                at, why = LINKS[2], f"the imported module does not carry it: {missing_text}"
+            elif not flatten:
+                at, why = LINKS[3], f"the predecessor stayed bundled in a tuple operand (link #3 skipped): {missing_text}"
+            elif any(e not in after_flatten for e in missing):
+                at, why = LINKS[3], (f"the predecessor is still bundled in a tuple operand after link #3 "
+                                     f"(scope={scope}; a function outside it keeps its tuples: try scope=all): "
+                                     f"{missing_text}")
+            else:
+                at, why = LINKS[4], f"the importer delivered it but the program has no such dep edge: {missing_text}"
+        report.edges[index] = dataclasses.replace(edge, lost_at=at, reason=f"{why}; {edge.reason}" if edge.reason else why)
+    report.spurious = [dataclasses.replace(e, at=LINKS[3]) if "never flattened" in e.reason else e
+                       for e in report.spurious]
     return report

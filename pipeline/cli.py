@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import sys
 import tempfile
 
@@ -42,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=(
         "Carry XLA control dependencies from HLO into a Penguin program. "
         "With no INPUT, runs the built-in example. "
-        "'hlo2penguin regress [DIR]' runs the regression corpus."))
+        "'hlo2penguin regress [DIR]' runs the regression corpus; "
+        "'hlo2penguin verify MODULE PROGRAM.py' checks a Penguin program against its HLO."))
     p.add_argument("input", nargs="?", metavar="INPUT",
                    help="HLO text file, or '-' for standard input (default: the built-in example)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
@@ -54,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="with --emit report: JSON instead of text")
     p.add_argument("--no-flatten", action="store_true",
                    help="skip link #3, to see which edges it saves")
-    p.add_argument("--check", action="store_true", help="exit 1 if any HLO control edge is lost")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 if any HLO control edge is lost or the program has a spurious dep edge")
     p.add_argument("--dialect", choices=DIALECTS, default="stablehlo",
                    help="dialect of links #2-#3 (default: stablehlo)")
     p.add_argument("--scope", choices=SCOPES, default="all",
@@ -137,8 +140,8 @@ def run(args: argparse.Namespace):
     if args.emit == "report":
         if args.json:
             return json.dumps(chain.report.as_dict(), indent=2) + "\n", chain.report, program
-        return ("".join(f"{e}\n" for e in chain.report.edges) + chain.report.summary() + "\n",
-                chain.report, program)
+        return "".join(f"{line}\n" for line in chain.report.lines()) + chain.report.summary() + "\n", \
+            chain.report, program
     if args.emit == "dot":
         from printer.draw import to_dot
         return to_dot(program), chain.report, program
@@ -224,6 +227,8 @@ def report(result) -> None:
         fate = edge.fate.value if isinstance(edge.fate, Fate) else edge.fate
         if fate in ("dropped", "lost"):
             print(f"{PROG}: warning: {edge}", file=sys.stderr)
+    for edge in getattr(result, "spurious", ()):
+        print(f"{PROG}: warning: {edge}", file=sys.stderr)
     stage = PreserveControlDeps.name if isinstance(result, PreserveResult) else "chain"
     print(f"{PROG}: {stage}: {result.summary()}", file=sys.stderr)
 
@@ -233,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["regress"]:  # a file named 'regress' is still reachable as ./regress
         from pipeline import regress
         return regress.main(argv[1:])
+    if argv[:1] == ["verify"]:  # likewise ./verify
+        return verify_main(argv[1:])
     try:
         args = build_parser().parse_args(argv)
         if args.plot is not None:
@@ -250,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         # Only after the output is written: a failed run says one line, the error.
         if not args.quiet:
             report(result)
-        if args.check and isinstance(result, Report) and result.lost:
+        if args.check and isinstance(result, Report) and not result.ok:
             return 1
     except (UsageError, HloSyntaxError, XlaRejected, ImportFailed, FlattenError, ControlDepError,
             UnreadableInput) as err:
@@ -266,6 +273,39 @@ def main(argv: list[str] | None = None) -> int:
               "please report it with the input", file=sys.stderr)
         return 2
     return 0
+
+
+def verify_main(argv: list[str]) -> int:
+    """`hlo2penguin verify MODULE PROGRAM.py [--json]`: the independent
+    verifier's report; exit 1 if an edge is lost or a dep edge is spurious."""
+    from pipeline.verify import VerifyError, verify
+
+    parser = _Parser(prog=f"{PROG} verify", description=(
+        "Check a Penguin program against the HLO module it came from, from these two alone: every "
+        "control edge of the HLO (read by XLA's parser) and its fate in the executed program, and every "
+        "dep edge no HLO edge accounts for. Exit 1 if an edge is lost or a dep edge is spurious."))
+    parser.add_argument("module", metavar="MODULE", help="the HLO text the program came from")
+    parser.add_argument("program", metavar="PROGRAM.py", help="the Penguin program (it is run)")
+    parser.add_argument("--json", action="store_true", help="the report as JSON")
+    try:
+        args = parser.parse_args(argv)
+        data = read_path(args.module)
+        result = verify(data, pathlib.Path(args.program), source=args.module)
+        if args.json:
+            sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+        else:
+            sys.stdout.write("".join(f"{line}\n" for line in result.lines()) + result.summary() + "\n")
+    except (UsageError, HloSyntaxError, XlaRejected, VerifyError, UnreadableInput) as err:
+        print(f"{PROG} verify: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    except Exception as err:  # a bug, but the user still gets one line, not a traceback
+        print(f"{PROG} verify: error: internal error ({type(err).__name__}: {err}); "
+              "please report it with the input", file=sys.stderr)
+        return 2
+    return 0 if result.ok else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,101 @@
+"""What became of each HLO control edge: the verdict of `pipeline.verify`,
+the report `pipeline.run` returns and the CLIs print.
+
+One vocabulary of fates (FATES): preserved, rerouted, dropped, lost; and
+beside them the dep edges of the program no HLO edge accounts for (spurious).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FATES = ("preserved", "rerouted", "dropped", "lost")
+
+
+@dataclass(frozen=True)
+class EdgeReport:
+    """One HLO control edge and what became of it in the Penguin program.
+    `fate` and `reason` are the verifier's; `emitted` and `link1` are link
+    #1's own account (the dep edges it meant to emit, its fate and reason),
+    shown beside and never trusted; `carried` are the program's dep edges
+    that carry it; `lost_at` names the link to blame for a lost edge."""
+
+    computation: str
+    predecessor: str
+    successor: str
+    fate: str  # one of FATES
+    emitted: tuple[tuple[str, str], ...] = ()
+    reason: str = ""
+    lost_at: str | None = None
+    carried: tuple[tuple[str, str], ...] = ()
+    link1: str = ""
+
+    def __str__(self) -> str:
+        text = f"%{self.computation}: %{self.predecessor} -> %{self.successor}: {self.fate}"
+        if self.lost_at:
+            text += f" at {self.lost_at}"
+        text += f" ({self.reason})" if self.reason else ""
+        if self.fate == "lost" and self.link1:
+            text += f" [link #1 said: {self.link1}]"
+        return text
+
+    def as_dict(self) -> dict:
+        return {"computation": self.computation, "predecessor": self.predecessor,
+                "successor": self.successor, "fate": self.fate,
+                "emitted": [list(e) for e in self.emitted], "reason": self.reason, "lost_at": self.lost_at,
+                "carried": [list(e) for e in self.carried], "link1": self.link1}
+
+
+@dataclass(frozen=True)
+class SpuriousEdge:
+    """A dep edge of the program that no HLO control edge accounts for."""
+
+    computation: str | None
+    predecessor: str
+    successor: str
+    reason: str = ""
+    at: str | None = None  # the link to blame, where the chain knows
+
+    def __str__(self) -> str:
+        why = "a dep edge of the program that no HLO control edge accounts for"
+        return (f"%{self.computation}: %{self.predecessor} -> %{self.successor}: spurious"
+                + (f" at {self.at}" if self.at else "") + f" ({why}" + (f"; {self.reason})" if self.reason else ")"))
+
+    def as_dict(self) -> dict:
+        return {"computation": self.computation, "predecessor": self.predecessor, "successor": self.successor,
+                "reason": self.reason, "at": self.at}
+
+
+@dataclass
+class Report:
+    edges: list[EdgeReport] = field(default_factory=list)
+    dep_edges: int = 0  # dep edges in the executed program
+    spurious: list[SpuriousEdge] = field(default_factory=list)
+
+    def count(self, fate: str) -> int:
+        return sum(1 for e in self.edges if e.fate == fate)
+
+    @property
+    def lost(self) -> list[EdgeReport]:
+        return [e for e in self.edges if e.fate == "lost"]
+
+    @property
+    def ok(self) -> bool:
+        """No edge lost and no spurious dep edge: what `--check` asks."""
+        return not self.lost and not self.spurious
+
+    def totals(self) -> dict[str, int]:
+        return {"edges": len(self.edges), **{f: self.count(f) for f in FATES}, "spurious": len(self.spurious)}
+
+    def summary(self) -> str:
+        t = self.totals()
+        text = (f"{t['edges']} HLO control edge(s): {t['preserved']} preserved, {t['rerouted']} rerouted, "
+                f"{t['dropped']} dropped, {t['lost']} lost; {self.dep_edges} dep edge(s) in the Penguin program")
+        return text + (f", {t['spurious']} spurious" if self.spurious else "")
+
+    def lines(self) -> list[str]:
+        return [str(e) for e in self.edges] + [str(s) for s in self.spurious]
+
+    def as_dict(self) -> dict:
+        return {"totals": self.totals(), "dep_edges": self.dep_edges, "edges": [e.as_dict() for e in self.edges],
+                "spurious": [s.as_dict() for s in self.spurious]}

@@ -1,0 +1,531 @@
+"""The proof, without taking the chain's word for it: an independent verifier.
+
+    report = pipeline.verify("module.hlo", "program.py")
+    report.lost, report.spurious
+
+From the original HLO alone, read by XLA's parser (not by link #1, whose
+records are shown beside and never trusted), and from the Penguin program
+alone, after running it, each HLO control edge `p -> S` of a computation C
+gets a fate:
+
+- preserved: the program has the dep edge `p -> S` in C;
+- rerouted: it has no such dep edge, but its order implies the HLO's: S (or,
+  where S has no op of its own, every op that reads S) comes after p (or,
+  where p has no op of its own, after every op p forwards) along the
+  program's data and dep edges;
+- dropped: the program does not order them and need not, because the HLO
+  itself implies the order: S ends C (its ROOT), or p is a parameter (ready
+  before every instruction), or S has no op and no reader (nothing to order);
+- lost: anything else.
+
+And every dep edge of the program that no HLO edge accounts for is
+**spurious**: a dep edge `u -> v` in C is accounted for by an HLO edge
+`p -> S` of C when u is p, an op p forwards (tuple, get-tuple-element) or p's
+`*-done` (which stands in for a start with no value), and v is S or an op
+that reads S (through tuples).
+
+What the verifier needs to know of the importer is kept to two facts: a
+`tuple`/`get-tuple-element` may have no op of its own, and a `send-done` /
+`recv-done` goes by its `send` / `recv` (the importer makes the pair one op).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+from pipeline.report import EdgeReport, Report, SpuriousEdge
+
+_CONTROL_PREDECESSORS = re.compile(r"control-predecessors=\{([^}]*)\}")
+_OPCODE = re.compile(r"\s*([a-z][a-z0-9\-]*)\(")
+_INDEX = re.compile(r", index=(\d+)")
+_FORWARDING = frozenset({"tuple", "get-tuple-element"})
+_PAIRED_DONES = frozenset({"send-done", "recv-done"})  # the importer folds them into their send/recv
+# Values made from nothing, with no effect: unread, when they run is unobservable.
+_PURE_SOURCES = frozenset({"constant", "iota", "partition-id", "replica-id", "after-all", "parameter"})
+
+
+class VerifyError(ValueError):
+    """The verifier could not read its inputs: `where: message`, one line."""
+
+
+# -- the HLO, as XLA's parser reads it ---------------------------------------
+
+
+@dataclass(eq=False)
+class HloInstruction:
+    computation: str
+    name: str                      # as the input names it
+    opcode: str
+    operands: list["HloInstruction"] = field(default_factory=list)
+    users: list["HloInstruction"] = field(default_factory=list)
+    predecessors: list["HloInstruction"] = field(default_factory=list)
+    is_root: bool = False
+    index: int | None = None       # a get-tuple-element's
+
+    def __repr__(self) -> str:
+        return f"<%{self.name} = {self.opcode} in %{self.computation}>"
+
+
+def read_hlo(text: str, source: str | None = None) -> dict[str, list[HloInstruction]]:
+    """Computation → its instructions, from XLA's parser: opcodes, operands,
+    users, control predecessors and roots are XLA's. Names are the input's:
+    XLA renames a name reused across computations (`a` → `a.1`), so they are
+    taken, position by position, from the text as written (our reader), after
+    checking that both list the same opcodes in the same order."""
+    from passes.hlo import read_module, write_module
+    from passes.hlo.xla import XlaRejected, parse_with_xla
+    from pipeline.xla import TUPLE_ELEMENT_OPERAND
+
+    ours = read_module(text, source)
+    if TUPLE_ELEMENT_OPERAND.search(text):  # `%t#i`, which jaxlib 0.10.2's parser does not read
+        text = write_module(ours)
+    try:
+        xla = parse_with_xla(text, source)
+    except XlaRejected as err:
+        raise VerifyError(str(err)) from None
+    roots = _roots(xla.to_string())
+    ours_by_name = {c.name: c for c in ours.computations}
+    found: dict[str, list[HloInstruction]] = {}
+    for computation in xla.computations():
+        mine = ours_by_name.get(computation.name)
+        if mine is None:  # made by XLA's parser (the computation a sugared async start wraps): no edge of the input
+            continue
+        theirs = computation.instructions()
+        if len(mine.instructions) != len(theirs):
+            raise VerifyError(f"{source or 'module'}: computation %{computation.name} reads differently "
+                              "in XLA's parser and in ours; cannot name its instructions")
+        by_xla_name: dict[str, HloInstruction] = {}
+        instrs = []
+        for ours_instr, xla_instr in zip(mine.instructions, theirs):
+            printed = xla_instr.to_string()
+            # XLA prints an async-start around a collective as `<collective>-start`: its enum says async-start.
+            if ours_instr.opcode not in (_opcode_of(printed), _enum_opcode(xla_instr.opcode)):
+                raise VerifyError(f"{source or 'module'}: %{ours_instr.name} in %{computation.name} is "
+                                  f"{ours_instr.opcode} to our reader and {_opcode_of(printed)} to XLA's parser")
+            instr = HloInstruction(computation.name, ours_instr.name, ours_instr.opcode)
+            by_xla_name[xla_instr.name] = instr
+            instrs.append((instr, xla_instr, printed))
+        root = roots.get(computation.name)
+        for instr, xla_instr, printed in instrs:
+            instr.operands = [by_xla_name[o.name] for o in xla_instr.operands()]
+            instr.users = [by_xla_name[u.name] for u in xla_instr.users()]
+            index = _INDEX.search(printed) if instr.opcode == "get-tuple-element" else None
+            instr.index = int(index.group(1)) if index else None
+            m = _CONTROL_PREDECESSORS.search(printed)
+            if m:
+                instr.predecessors = [by_xla_name[n.strip().lstrip("%")] for n in m.group(1).split(",") if n.strip()]
+            instr.is_root = xla_instr.name == root if root else not xla_instr.users()
+        if root is None and instrs:  # an async-wrapped computation, left out of XLA's printing: its last
+            no_users = [i for i, _, _ in instrs if not i.users]
+            for i, _, _ in instrs:
+                i.is_root = i is no_users[-1]
+        found[computation.name] = [i for i, _, _ in instrs]
+    return found
+
+
+def _opcode_of(printed: str) -> str:
+    from passes.hlo.reader import read_shape
+
+    rhs = printed[printed.index(" = ") + 3:]
+    m = _OPCODE.match(rhs, len(read_shape(rhs).text))
+    return m.group(1) if m else "?"
+
+
+def _enum_opcode(opcode) -> str:
+    """`HloOpcode.kAsyncStart` → `async-start` (XLA's opcode names, but for a
+    few spelled otherwise in text, such as kExp; those print as they are)."""
+    return re.sub(r"(?<!^)([A-Z])", r"-\1", str(opcode).rsplit(".k", 1)[-1]).lower()
+
+
+def _roots(printed_module: str) -> dict[str, str]:
+    roots, current = {}, None
+    for line in printed_module.splitlines():
+        head = re.match(r"(?:ENTRY )?%(\S+) .*\{$", line)
+        if head:
+            current = head.group(1)
+            continue
+        m = re.match(r"\s+ROOT %(\S+) = ", line)
+        if m and current is not None:
+            roots[current] = m.group(1)
+    return roots
+
+
+# -- the program, as it runs ---------------------------------------------------
+
+
+class _Program:
+    """The executed Penguin module: its ops by (computation, name), and the
+    order its data and dep edges impose within each block."""
+
+    def __init__(self, module, hlo_names: dict[str, set[str]]):
+        from printer.penguin.graph import Argument, Value
+
+        self.module, self._Value, self._Argument = module, Value, Argument
+        self.nodes: dict[tuple[str, str], list] = defaultdict(list)   # (computation, name) → ops
+        self.arguments: dict[tuple[str, str], list] = defaultdict(list)
+        self.block_of: dict[int, object] = {}     # id(op or argument) → its block
+        self.top: dict[int, object] = {}          # id(any op inside) → (block, its ancestor there)
+        self.blocks: list = []
+        for fn in module.functions:
+            self._index_block(fn)
+        self._after: dict[int, dict[int, set[int]]] = {}   # id(block) → anchor → anchors right after it
+        # A dep edge orders only ops that stand for HLO instructions of its
+        # computation (or an argument): one from an importer-made tuple a
+        # control-dep call kept bundled, or from a name no instruction has, is
+        # spurious and orders nothing here.
+        self.dependencies = [d for d in module.dependencies if _stands_for_hlo(d, hlo_names, Argument)]
+        self.deps_into: dict[tuple, set[str]] = defaultdict(set)  # (computation, succ name) → pred names
+        for dep in self.dependencies:
+            self.deps_into[(dep.successor.computation, dep.successor.name)].add(_name(dep.predecessor))
+
+    def _index_block(self, block) -> None:
+        self.blocks.append(block)
+        computation = _block_computation(block)
+        for arg in block.arguments:
+            self.block_of[id(arg)] = block
+            if computation is not None:
+                self.arguments[(computation, arg.name)].append(arg)
+        for instr in block.instructions:
+            self.block_of[id(instr)] = block
+            if instr.computation is not None:
+                self.nodes[(instr.computation, instr.name)].append(instr)
+            for inner in instr.blocks:
+                self._index_block(inner)
+
+    def anchor(self, node, block):
+        """`node`'s ancestor among `block`'s instructions (or `node` itself, an
+        argument of `block`); None where `node` lies outside `block`."""
+        if isinstance(node, self._Value):
+            node = node.instruction
+        while node is not None:
+            if self.block_of.get(id(node)) is block:
+                return node
+            if isinstance(node, self._Argument):
+                owner = node.block.parent
+            else:
+                owner = node.parent.parent if node.parent is not None else None
+            node = owner
+        return None
+
+    def successors(self, block) -> dict[int, set[int]]:
+        after = self._after.get(id(block))
+        if after is not None:
+            return after
+        after = defaultdict(set)
+        for top in block.instructions:
+            for instr in _walk(top):
+                for operand in instr.operands:
+                    source = self.anchor(operand, block)
+                    if source is not None and source is not top:
+                        after[id(source)].add(id(top))
+        for dep in self.dependencies:
+            u, v = self.anchor(dep.predecessor, block), self.anchor(dep.successor, block)
+            if u is not None and v is not None and u is not v:
+                after[id(u)].add(id(v))
+        self._after[id(block)] = after
+        return after
+
+    def reaches(self, u, v, block) -> bool:
+        """v comes after u in `block`'s order (an argument comes before all)."""
+        a, b = self.anchor(u, block), self.anchor(v, block)
+        if a is None or b is None:
+            return False
+        if isinstance(a, self._Argument) or a is b:
+            return True
+        after, seen, queue = self.successors(block), {id(a)}, deque([id(a)])
+        while queue:
+            for nxt in after.get(queue.popleft(), ()):
+                if nxt == id(b):
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+        return False
+
+
+def _stands_for_hlo(dep, hlo_names: dict[str, set[str]], argument_type) -> bool:
+    names = hlo_names.get(dep.successor.computation, set())
+    pred = dep.predecessor.instruction if hasattr(dep.predecessor, "instruction") else dep.predecessor
+    pred_ok = isinstance(pred, argument_type) or (pred.computation == dep.successor.computation
+                                                  and pred.name in names)
+    return pred_ok and dep.successor.name in names
+
+
+def _walk(instr):
+    yield instr
+    for block in instr.blocks:
+        for inner in block.instructions:
+            yield from _walk(inner)
+
+
+def _block_computation(block) -> str | None:
+    counts: dict[str, int] = defaultdict(int)
+    for instr in block.instructions:
+        if instr.computation is not None:
+            counts[instr.computation] += 1
+    return max(counts, key=counts.get) if counts else None
+
+
+# -- the verdict ------------------------------------------------------------------
+
+
+def verify(hlo, program, *, source: str | None = None, link1: dict | None = None) -> Report:
+    """Check a Penguin program against the HLO it came from.
+
+    `hlo`: HLO text, bytes or a path. `program`: a Penguin `Module`, the
+    source of a program, or the path of a `.py` program (it is run).
+    `link1`: link #1's own account, {(computation, pred, succ): edge}, shown
+    beside each edge and never used to judge it."""
+    text, where = _hlo_text(hlo, source)
+    module = _program_module(program)
+    computations = read_hlo(text, where)
+    prog = _Program(module, {c: {i.name for i in instrs} for c, instrs in computations.items()})
+    report = Report(dep_edges=len(module.dependencies))
+    allowed: set[tuple[str, str, str]] = set()
+    for computation, instrs in computations.items():
+        for succ in instrs:
+            for pred in succ.predecessors:
+                edge = _judge(computation, pred, succ, prog, _carried(computation, pred, succ, prog))
+                if link1 is not None and (computation, pred.name, succ.name) in link1:
+                    claim = link1[(computation, pred.name, succ.name)]
+                    edge = EdgeReport(edge.computation, edge.predecessor, edge.successor, edge.fate,
+                                      claim.emitted, edge.reason, carried=edge.carried,
+                                      link1=f"{claim.fate.value}" + (f": {claim.reason}" if claim.reason else ""))
+                report.edges.append(edge)
+                allowed.update((computation, u, v) for u in _standing_in(pred) for v in _reading(succ))
+    for dep in module.dependencies:
+        key = (dep.successor.computation, _name(dep.predecessor), dep.successor.name)
+        pred = dep.predecessor.instruction if hasattr(dep.predecessor, "instruction") else dep.predecessor
+        across = getattr(pred, "computation", key[0]) != key[0]  # same names, another computation
+        if key not in allowed or across:
+            bundled = getattr(pred, "opcode", "").endswith(".tuple")
+            report.spurious.append(SpuriousEdge(*key, reason=(
+                f"%{key[1]} is a tuple op: the predecessors it bundles were never flattened" if bundled else "")))
+    return report
+
+
+def _name(node) -> str:
+    return node.instruction.name if hasattr(node, "instruction") else node.name
+
+
+def _carried(computation: str, pred: HloInstruction, succ: HloInstruction, prog: _Program) -> list:
+    """The program's dep edges that stand for `pred -> succ` (by name)."""
+    starts = _standing_in(pred)
+    return sorted({(u, v) for v in _reading(succ) for u in prog.deps_into.get((computation, v), ()) if u in starts})
+
+
+def _judge(computation: str, pred: HloInstruction, succ: HloInstruction, prog: _Program,
+           carried: list) -> EdgeReport:
+    edge = lambda fate, reason: EdgeReport(  # noqa: E731
+        computation, pred.name, succ.name, fate, (), reason, carried=tuple(carried))
+    direct = (_program_name(pred), _program_name(succ)) in carried
+    if pred.opcode == "parameter" and not direct:
+        return edge("dropped", f"implied: %{pred.name} is a parameter of %{computation}, "
+                               "ready before every instruction in it")
+    before = _ops_of(pred, prog, computation)
+    if before is None:
+        return edge("dropped", f"implied: %{pred.name} only forwards a parameter of %{computation}, "
+                               "ready before every instruction in it")
+    if not before:
+        return _unordered(edge, succ, computation, f"%{pred.name} has no op in the program")
+    own = prog.nodes.get((computation, _program_name(succ))) or []
+    why = _unordered_pairs(before, own, prog) if own else [f"%{succ.name} has no op in the program"]
+    if not why:
+        return edge("preserved", "") if direct else edge("rerouted", _through(carried))
+    if own and not _cannot_carry(succ):
+        return _unordered(edge, succ, computation, "; ".join(why))
+    # The HLO shows S cannot carry the edge (no operand, an operand XLA pins, no
+    # op of its own): every op that reads S must come after p.
+    readers, ends = _reader_ops(succ, prog, computation)
+    if not readers:
+        if ends:
+            return edge("dropped", f"implied: %{succ.name} cannot carry it, and its value is the result of "
+                                   f"%{computation}, which ends after every instruction in it")
+        if succ.opcode in _PURE_SOURCES and not _observed(succ):
+            return edge("dropped", f"implied: %{succ.name} ({succ.opcode}) has no effect and no reader: "
+                                   "nothing observes when it runs")
+        return _unordered(edge, succ, computation, f"%{succ.name} cannot carry it and has no reader that can")
+    why = _unordered_pairs(before, readers, prog)
+    if why:
+        return _unordered(edge, succ, computation, "; ".join(why))
+    return edge("rerouted", _through(carried))
+
+
+def _cannot_carry(succ: HloInstruction) -> bool:
+    """What the HLO's structure says: S has no operand to take the edge, its
+    operand is pinned (a `*-done` / `async-update` reads its start directly),
+    or it only forwards values (a tuple, a get-tuple-element: ordering it
+    orders nothing; its readers are what must wait)."""
+    return (not succ.operands or succ.opcode.endswith("-done") or succ.opcode == "async-update"
+            or succ.opcode in _FORWARDING)
+
+
+def _unordered_pairs(before: list, after: list, prog: _Program) -> list[str]:
+    """For each block `before` lies in, the pairs the program does not order."""
+    why = []
+    for p in before:
+        block = prog.block_of[id(p)]
+        targets = [s for s in after if prog.anchor(s, block) is not None]
+        if not targets:
+            why.append(f"nothing after %{_name(p)} in its block")
+        why += [f"%{_name(s)} does not come after %{_name(p)}" for s in targets if not prog.reaches(p, s, block)]
+    return list(dict.fromkeys(why))
+
+
+def _through(carried: list) -> str:
+    how = ", ".join(f"%{u} -> %{v}" for u, v in carried)
+    return f"the program orders them through {how}" if how else "the program's data edges order them"
+
+
+def _unordered(edge, succ: HloInstruction, computation: str, why: str) -> EdgeReport:
+    """The program does not order them: dropped where the HLO implies the
+    order anyway, else lost."""
+    if succ.is_root:
+        return edge("dropped", f"implied: %{succ.name} is the result of %{computation}, "
+                               "which ends after every instruction in it")
+    if succ.opcode in _FORWARDING and not _observed(succ):
+        return edge("dropped", f"implied: %{succ.name} ({succ.opcode}) has no op and no reader: "
+                               "nothing comes after it")
+    return edge("lost", why)
+
+
+def _program_name(instr: HloInstruction) -> str:
+    if instr.opcode in _PAIRED_DONES and instr.operands:
+        return instr.operands[0].name
+    return instr.name
+
+
+def _ops_of(instr: HloInstruction, prog: _Program, computation: str) -> list | None:
+    """The program's ops the successor must wait for: `instr`'s own (every
+    instance of its computation); where it only forwards values (tuple,
+    get-tuple-element), those of what it forwards, whether or not the importer
+    made it an op. A parameter is ready before everything and needs none: None
+    if `instr` forwards only parameters."""
+    if instr.opcode == "parameter":
+        return None
+    if instr.opcode not in _FORWARDING:  # a tuple op orders nothing of its own, op or not
+        return list(prog.nodes.get((computation, _program_name(instr))) or [])
+    sources = instr.operands
+    if instr.opcode == "get-tuple-element" and instr.operands and instr.operands[0].opcode == "tuple":
+        tuple_ = instr.operands[0]
+        sources = [tuple_.operands[instr.index]] if instr.index is not None else tuple_.operands
+    ops, ready = [], False
+    for source in sources:
+        more = _ops_of(source, prog, computation)
+        if more is None:
+            ready = True
+        else:
+            ops += more
+    return None if ready and not ops else ops
+
+
+def _reader_ops(succ: HloInstruction, prog: _Program, computation: str) -> tuple[list, bool]:
+    """The ops of every reader of `succ`, looking through readers that only
+    forward values (tuple, get-tuple-element) to theirs; and whether such a
+    path ends in the computation's result (its ROOT)."""
+    ops, ends = [], False
+    for reader in _readers(succ):
+        if reader.opcode in _FORWARDING:
+            more, more_ends = _reader_ops(reader, prog, computation)
+            ops += more
+            ends = ends or more_ends or reader.is_root
+        else:
+            ops += prog.nodes.get((computation, _program_name(reader))) or []
+    return ops, ends
+
+
+def _observed(instr: HloInstruction) -> bool:
+    """Something reads `instr`'s value: an op that is no tuple/get-tuple-element,
+    or the computation's result, through any number of those."""
+    return any(r.is_root or r.opcode not in _FORWARDING or _observed(r) for r in _readers(instr))
+
+
+def _readers(instr: HloInstruction) -> list[HloInstruction]:
+    return list(dict.fromkeys(instr.users))
+
+
+@functools.lru_cache(maxsize=None)
+def _standing_in(pred: HloInstruction) -> frozenset[str]:
+    """Names a dep edge for `pred` may start from: pred, what it forwards, its
+    paired name, and the `*-done`/`async-update` ops that complete it."""
+    names = {pred.name, _program_name(pred)}
+    stack, seen = [pred], set()
+    while stack:
+        instr = stack.pop()
+        if id(instr) in seen:
+            continue
+        seen.add(id(instr))
+        names.add(_program_name(instr))
+        if instr.opcode in _FORWARDING:
+            stack += instr.operands
+        for user in instr.users:
+            if user.opcode.endswith("-done") or user.opcode.endswith("-update"):
+                stack.append(user)
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=None)
+def _reading(succ: HloInstruction) -> frozenset[str]:
+    """Names a dep edge for `succ` may end at: succ (or its paired name) and
+    the ops that read it, through tuples and get-tuple-elements."""
+    names = {succ.name, _program_name(succ)}
+    stack, seen = list(succ.users), set()
+    while stack:
+        instr = stack.pop()
+        if id(instr) in seen:
+            continue
+        seen.add(id(instr))
+        names.add(_program_name(instr))
+        if instr.opcode in _FORWARDING or instr.opcode in _PAIRED_DONES:
+            stack += instr.users
+    return frozenset(names)
+
+
+def _hlo_text(hlo, source: str | None) -> tuple[str, str]:
+    if isinstance(hlo, bytes):
+        try:
+            return hlo.decode("utf-8"), source or "<hlo text>"
+        except UnicodeDecodeError:
+            from passes.hlo import read_module
+            read_module(hlo, source)  # HloSyntaxError: where, and what to do
+            raise
+    if isinstance(hlo, os.PathLike) or (isinstance(hlo, str) and "\n" not in hlo and "{" not in hlo):
+        path = os.fspath(hlo)
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read(), source or path
+        except (OSError, UnicodeDecodeError) as err:
+            raise VerifyError(f"cannot read HLO '{path}': {getattr(err, 'strerror', None) or err}") from None
+    return hlo, source or "<hlo text>"
+
+
+def _program_module(program):
+    from printer.penguin.graph import Module
+
+    if isinstance(program, Module):
+        return program
+    if isinstance(program, os.PathLike) or (isinstance(program, str) and program.endswith(".py")
+                                            and "\n" not in program):
+        path = os.fspath(program)
+        try:
+            with open(path, encoding="utf-8") as f:
+                program_source, where = f.read(), path
+        except OSError as err:
+            raise VerifyError(f"cannot read program '{path}': {err.strerror}") from None
+    else:
+        program_source, where = program, "<penguin program>"
+    namespace: dict = {"__name__": "penguin_program"}
+    try:
+        exec(compile(program_source, where, "exec"), namespace)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # the user's file (a sys.exit too): say where it failed, in one line
+        raise VerifyError(f"{where}: the program fails to run: {type(err).__name__}: {err}") from None
+    module = namespace.get("module")
+    if not isinstance(module, Module):
+        raise VerifyError(f"{where}: the program leaves no Penguin `module` (a printer.penguin.Module)")
+    return module
