@@ -1,11 +1,14 @@
 """Benchmarks, each a ratio against a real anchor measured in the same run.
 
-    python -m bench [--sizes 30000,300000] [--repeat 3] [--json]
+    python -m bench [--sizes 30000,300000] [--predecessors 10000] [--repeat 3] [--json]
 
 P1  link #3 (both twins) vs jaxlib's C++ mhlo-flatten-tuple, same MHLO module
 P2  link #1 with reading and writing the text vs XLA's parser on that text
 P3  HLO text → Penguin source, end to end, vs XLA's parser + importer alone
 P4  each stage's time at the largest size over its time at the smallest
+P5  link #1 with reading and writing the text, on one successor with
+    --predecessors control predecessors (the scale test's module), vs XLA's
+    parser on that text
     peak memory (max RSS) of one end-to-end run, in a fresh process
 
 These machines are noisy: every figure is a median of --repeat runs, and the
@@ -21,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from bench.synthetic import synthetic_hlo
+from bench.synthetic import many_predecessors, synthetic_hlo
 
 
 def median_time(fn, repeat: int, setup=None) -> float:
@@ -96,6 +99,27 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
     return out
 
 
+def many_predecessors_figure(predecessors: int, repeat: int) -> dict:
+    """P5: link #1 (read, rewrite, write) on one successor with `predecessors`
+    control predecessors, against XLA's parser on the same text."""
+    import jaxlib._hlo as xla_hlo
+
+    from passes.hlo import read_module, write_module
+    from passes.hlo.preserve_control_deps import PreserveControlDeps
+
+    text = many_predecessors(predecessors)
+
+    def link1():
+        module = read_module(text)
+        PreserveControlDeps().run(module)
+        return write_module(module)
+
+    ours = median_time(link1, repeat)
+    anchor = median_time(lambda: xla_hlo.hlo_module_from_text(text), repeat)
+    return {"figure": "P5", "size": predecessors, "ratio": round(ours / anchor, 3),
+            "ours_s": round(ours, 4), "anchor_s": round(anchor, 4), "anchor": "XLA's parser, same text"}
+
+
 def _bytecode(module) -> bytes:
     import io
 
@@ -149,6 +173,8 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="30000,300000", help="instruction counts, comma-separated")
+    parser.add_argument("--predecessors", type=int, default=10_000,
+                        help="control predecessors of the one successor in P5")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the median is kept")
     parser.add_argument("--json", action="store_true", help="one JSON object per line per figure")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs")
@@ -161,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"figure": "memory", "size": size, "mib": round(peak_memory(size), 1)})
     if len(sizes) > 1:
         rows += scaling(rows, sizes[0], sizes[-1])
+    rows.append(many_predecessors_figure(args.predecessors, args.repeat))
     if args.json:
         sys.stdout.write("".join(json.dumps(r) + "\n" for r in rows))
     else:

@@ -1,6 +1,8 @@
 """Synthetic HLO modules for the benchmarks: long chains of elementwise ops
 with while loops (tuple-shaped values) mixed in, and about 10% of
-instructions carrying 1-8 control predecessors, some of them tuple-shaped."""
+instructions carrying 1-8 control predecessors, some of them tuple-shaped;
+and one successor with thousands of control predecessors (also the scale
+test's module, tests/test_scale.py)."""
 
 from __future__ import annotations
 
@@ -61,3 +63,25 @@ def synthetic_hlo(instructions: int, seed: int = 0, edge_share: float = 0.10, wh
     lines.append(f"  ROOT %out = f32[8]{{0}} negate(%{values[-1]})")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def many_predecessors(n: int) -> str:
+    """One successor with `n` control predecessors: mostly plain ops, a `while`
+    (tuple-shaped: link #3 unpacks it) every 100th, a `tuple` every 50th."""
+    lines = ["HloModule many_predecessors", "", _BODY, "ENTRY %main (x: f32[8]) -> f32[8] {",
+             "  %x = f32[8]{0} parameter(0)", "  %zero = s32[] constant(0)",
+             "  %init = (s32[], f32[8]{0}) tuple(%zero, %x)"]
+    preds = []
+    for i in range(n):
+        if i % 100 == 99:
+            lines.append(f"  %w.{i} = (s32[], f32[8]{{0}}) while(%init), condition=%cond, body=%body")
+            preds.append(f"w.{i}")
+        elif i % 50 == 49:
+            lines.append(f"  %t.{i} = (f32[8]{{0}}, f32[8]{{0}}) tuple(%p.{i - 1}, %p.{i - 2})")
+            preds.append(f"t.{i}")
+        else:
+            lines.append(f"  %p.{i} = f32[8]{{0}} negate(%x)")
+            preds.append(f"p.{i}")
+    lines.append("  ROOT %succ = f32[8]{0} add(%x, %x), control-predecessors={"
+                 + ", ".join("%" + p for p in preds) + "}")
+    return "\n".join(lines) + "\n}\n"

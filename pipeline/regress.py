@@ -6,7 +6,8 @@ A corpus folder holds `<name>.jaxexport` artifacts (`jax.export` serialized),
 `goldens/<name>.json`. For every module XLA dumps with control edges, and for
 each dialect, a row checks: the invariant (no edge lost), numerics (the
 Penguin program run with numpy equals JAX's output), and the golden (the edge
-report and a hash of the Penguin program are what they were). Exit 1 on any
+report and a hash of the Penguin program are what they were). Numerics that
+fail, or turn "unsupported: <op>", count as a regression. Exit 1 on any
 regression; `--update-goldens` rewrites the goldens instead of comparing.
 """
 
@@ -36,13 +37,17 @@ class Row:
     rerouted: int = 0
     dropped: int = 0
     lost: int = 0
+    spurious: int = 0       # dep edges no HLO edge accounts for (pipeline.verify)
     numerics: str = "n/a"   # ok | FAIL … | unsupported: op | n/a
     golden: str = "n/a"     # ok | changed … | new | updated
     error: str = ""
 
     @property
     def regressed(self) -> bool:
-        return bool(self.error or self.lost or self.numerics.startswith("FAIL")
+        # A row whose numerics fail or turn unsupported (an executor rule gone)
+        # is a regression like a lost edge or a changed golden.
+        return bool(self.error or self.lost or self.spurious
+                    or self.numerics.startswith(("FAIL", "unsupported"))
                     or self.golden.startswith("changed") or self.golden == "missing")
 
 
@@ -51,7 +56,7 @@ class Summary:
     rows: list[Row] = field(default_factory=list)
 
     def totals(self) -> dict[str, int]:
-        t = {k: sum(getattr(r, k) for r in self.rows) for k in ("edges", "preserved", "rerouted", "dropped", "lost")}
+        t = {k: sum(getattr(r, k) for r in self.rows) for k in ("edges", "preserved", "rerouted", "dropped", "lost", "spurious")}
         t["rows"] = len(self.rows)
         t["numerics ok"] = sum(r.numerics == "ok" for r in self.rows)
         t["unsupported"] = sum(r.numerics.startswith("unsupported") for r in self.rows)
@@ -97,7 +102,7 @@ def check_program(directory: str, name: str, update: bool) -> list[Row]:
                 row.error = f"{type(err).__name__}: {str(err).splitlines()[0]}"
                 continue
             totals = result.report.totals()
-            for key in ("edges", "preserved", "rerouted", "dropped", "lost"):
+            for key in ("edges", "preserved", "rerouted", "dropped", "lost", "spurious"):
                 setattr(row, key, totals[key])
             row.numerics = _numerics(result.module(), inputs, expected, np)
             record = {"report": result.report.as_dict(),
@@ -197,13 +202,13 @@ def run(directory: str, update: bool = False, jobs: int = 1, progress=None) -> S
 
 
 def table(summary: Summary) -> str:
-    headers = ["program", "module", "dialect", "edges", "preserved", "rerouted", "dropped", "lost",
+    headers = ["program", "module", "dialect", "edges", "preserved", "rerouted", "dropped", "lost", "spurious",
                "numerics", "golden"]
-    rows = [[r.program, _short(r.module, r.program), r.dialect, r.edges, r.preserved, r.rerouted, r.dropped, r.lost,
+    rows = [[r.program, _short(r.module, r.program), r.dialect, r.edges, r.preserved, r.rerouted, r.dropped, r.lost, r.spurious,
              r.numerics if not r.error else "-", r.golden if not r.error else r.error] for r in summary.rows]
     t = summary.totals()
     rows.append(["total", f"{len({r.program for r in summary.rows})} programs", f"{t['rows']} rows",
-                 t["edges"], t["preserved"], t["rerouted"], t["dropped"], t["lost"],
+                 t["edges"], t["preserved"], t["rerouted"], t["dropped"], t["lost"], t["spurious"],
                  f"{t['numerics ok']} ok, {t['unsupported']} unsupported", f"{t['regressions']} regressions"])
     cells = [headers] + [[str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]

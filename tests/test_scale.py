@@ -1,9 +1,12 @@
 """Scale: many predecessors, deep nesting, a million instructions.
 
-No absolute time is asserted (these machines are noisy and shared): each
-test times a size N and 10N in the same process and asserts the ratio is
-well below quadratic (t(10N)/t(N) < 30; linear is 10, quadratic 100). The
-figures are printed (`pytest -s`).
+Only what the chain does is asserted (every edge accounted for, no
+RecursionError, one custom-call where a chain of them once grew): no time
+or memory limit, since these machines are noisy and shared. Each test still
+times a size N and 10N in the same process and prints the figures and their
+ratio (`pytest -s`; linear is 10, quadratic 100); speed is judged by
+`python -m bench` (P5 is link #1 on 10,000 predecessors against XLA's parser
+on the same text), as ratios to anchors measured in the same run.
 
 - a successor with 10,000 control predecessors (some tuple-shaped: a
   `while` every 100th, a `tuple` every 50th) through the whole chain
@@ -16,7 +19,7 @@ figures are printed (`pytest -s`).
   zero-operand successor), through the whole chain in both dialects,
   bundle on and off;
 - a module of a million instructions through link #1 alone (read, rewrite,
-  write) in a fresh process, with its peak memory (max RSS). CI runs it
+  write) in a fresh process, printing its peak memory (max RSS). CI runs it
   (about 30 s on an idle 2-core machine, 90 s under heavy load);
   HLO2PENGUIN_SCALE_INSTRUCTIONS sets another size, and `-k "not million"`
   leaves it out.
@@ -31,11 +34,11 @@ import sys
 import time
 
 import pipeline
+from bench.synthetic import many_predecessors
 from passes.hlo import read_module, write_module
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from pipeline.xla import parse_with_xla
 
-RATIO = 30  # t(10N) / t(N): linear is 10, quadratic 100
 MILLION = int(os.environ.get("HLO2PENGUIN_SCALE_INSTRUCTIONS", "1000000"))
 
 
@@ -71,28 +74,6 @@ _BODY = f"""\
   ROOT %t = {_STATE} tuple(%i1, %v1)
 }}
 """
-
-
-def many_predecessors(n: int) -> str:
-    """One successor with `n` control predecessors: mostly plain ops, a `while`
-    (tuple-shaped: link #3 unpacks it) every 100th, a `tuple` every 50th."""
-    lines = ["HloModule many_predecessors", "", _COND, _BODY,
-             "ENTRY %main (x: f32[4]) -> f32[4] {", "  %x = f32[4]{0} parameter(0)", "  %zero = s32[] constant(0)",
-             f"  %init = {_STATE} tuple(%zero, %x)"]
-    preds = []
-    for i in range(n):
-        if i % 100 == 99:
-            lines.append(f"  %w.{i} = {_STATE} while(%init), condition=%cond, body=%body")
-            preds.append(f"w.{i}")
-        elif i % 50 == 49:
-            lines.append(f"  %t.{i} = (f32[4]{{0}}, f32[4]{{0}}) tuple(%p.{i - 1}, %p.{i - 2})")
-            preds.append(f"t.{i}")
-        else:
-            lines.append(f"  %p.{i} = f32[4]{{0}} negate(%x)")
-            preds.append(f"p.{i}")
-    lines.append("  ROOT %succ = f32[4]{0} add(%x, %x), control-predecessors={"
-                 + ", ".join("%" + p for p in preds) + "}")
-    return "\n".join(lines) + "\n}\n"
 
 
 def packed_zero_operand_successors(n: int) -> str:
@@ -199,7 +180,6 @@ def test_ten_thousand_predecessors_through_the_whole_chain():
     into_succ = {p for _, p, s in result.module().dep_edges() if s == "succ"}
     assert {f"w.{i}" for i in range(99, 10_000, 100)} <= into_succ  # link #3 unpacked every while
     assert len(into_succ) == 9_900
-    assert large / small < RATIO, f"t(10,000)/t(1,000) = {large / small:.1f}: worse than linear"
 
 
 def test_ten_thousand_predecessors_through_link_1_alone():
@@ -217,7 +197,6 @@ def test_ten_thousand_predecessors_through_link_1_alone():
     # 9,800 plain and 100 while predecessors (a tuple's elements are plain ones), then %x.
     assert call.opcode == "custom-call" and len(call.operands) == 9_901
     parse_with_xla(text)
-    assert large / small < RATIO, f"t(10,000)/t(1,000) = {large / small:.1f}: worse than linear"
 
 
 # -- thousands of successors rerouted through one value ---------------------------
@@ -238,7 +217,6 @@ def test_thousands_of_successors_rerouted_through_one_tuple():
         assert report.lost == [] and report.count("rerouted") == len(report.edges) == 3_000
         assert result.module().dep_edges() == {("main", "p", "c")}
         assert result.hlo.count("custom_call_target=\"AwsNeuronControlDep\"") == 1  # one call, not a chain
-        assert large / small < RATIO, f"t(3,000)/t(300) = {large / small:.1f}: worse than linear"
 
 
 # -- 50 nested while loops ----------------------------------------------------------
@@ -261,20 +239,10 @@ def test_fifty_nested_while_loops_in_both_dialects_bundle_on_and_off():
                 assert fates[(f"n.{k}", f"z.{k}")] == "rerouted"
             edges = result.module().dep_edges()
             assert (f"body.{depth - 2}", f"w.{depth - 2}", f"out.{depth - 2}") in edges  # the deepest loop
+    shallow, _ = best_of(3, lambda: pipeline.run(nested_whiles(5), scope="all", isolate=False))
     print(f"\n{depth} nested while loops, whole chain: "
-          + ", ".join(f"{d}{' bundle' if b else ''} {s:.2f} s" for (d, b), s in seconds.items()))
-
-
-def test_nested_while_loops_scale_sub_quadratically():
-    def chain(depth):
-        return pipeline.run(nested_whiles(depth), dialect="stablehlo", scope="all", isolate=False)
-
-    small, _ = best_of(3, lambda: chain(5))
-    large, result = best_of(3, lambda: chain(50))
-    print(f"\nnested while loops, whole chain (stablehlo): 50 levels {large:.2f} s; 5 levels {small:.2f} s; "
-          f"ratio {large / small:.1f}")
-    assert result.report.lost == []
-    assert large / small < RATIO, f"t(50 levels)/t(5 levels) = {large / small:.1f}: worse than linear"
+          + ", ".join(f"{d}{' bundle' if b else ''} {s:.2f} s" for (d, b), s in seconds.items())
+          + f"; 5 levels (stablehlo) {shallow:.2f} s, ratio {seconds[('stablehlo', False)] / shallow:.1f}")
 
 
 # -- a million instructions through link #1 -----------------------------------------
@@ -331,6 +299,3 @@ def test_a_million_instructions_through_link_1_alone():
     assert large["edges"] > MILLION // 4
     # Every successor got one custom-call (a rerouted constant: one at its user).
     assert large["after"] == large["instructions"] + large["custom_calls"]
-    # Generous: about 1 GB measured for 1M instructions (≈0.8 KB an instruction).
-    assert large["peak_rss_mb"] < 4 * 1024 * max(1, MILLION / 1_000_000), large
-    assert ratio < RATIO, f"t({MILLION:,})/t({small_n:,}) = {ratio:.1f}: worse than linear"
