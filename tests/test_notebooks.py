@@ -1,11 +1,12 @@
-"""notebooks/: each runs top to bottom on a fresh kernel, fast, with the
-outputs that tell its story; and each is committed without outputs."""
+"""notebooks/: each runs top to bottom on a fresh kernel, with the outputs
+that tell its story; and each is committed without outputs. No time budget is
+asserted (speed is `python -m bench`'s business): the per-cell timeout only
+stops a hung kernel."""
 
 from __future__ import annotations
 
 import functools
 import pathlib
-import time
 
 import pytest
 
@@ -14,8 +15,7 @@ nbclient = pytest.importorskip("nbclient")
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-CELL_TIMEOUT = 120  # seconds per cell
-BUDGET = 60         # seconds per notebook
+CELL_TIMEOUT = 600  # seconds per cell: a hang, not a budget
 
 # What each notebook must show (searched in its text and HTML outputs).
 EXPECTED = {
@@ -29,12 +29,14 @@ EXPECTED = {
         "%main: %loop -> %scale: rerouted",
         "main: ['zero', 'loop', 'copy.x', 'scale', 'scales', 'scaled', 'return']",  # the schedule
         # without link #1
-        "4 HLO control edge(s): 0 preserved, 0 rerouted, 0 dropped, 4 lost; 0 dep edge(s)",
-        "%main: %loop -> %scaled: lost at link #2 (XLA's importer)",
+        "4 HLO control edge(s): 0 preserved, 1 rerouted, 0 dropped, 3 lost; 0 dep edge(s)",
+        "%main: %copy.x -> %scaled: lost at link #2 (XLA's importer)",
+        "%main: %loop -> %scaled: rerouted (the program's data edges order them)",
         # without link #3
-        "4 HLO control edge(s): 2 preserved, 0 rerouted, 0 dropped, 2 lost; 4 dep edge(s)",
-        "%main: %loop -> %scaled: lost at link #3 (flatten-control-dep-tuple-operands)",
-        "%main: %loop -> %scale: lost at link #3",
+        "4 HLO control edge(s): 2 preserved, 1 rerouted, 0 dropped, 1 lost; 4 dep edge(s) in the Penguin program, "
+        "2 spurious",
+        "%main: %loop -> %scale: lost at link #3 (flatten-control-dep-tuple-operands)",
+        "%main: %loop:tuple -> %scaled: spurious at link #3",
         "<Dependency loop:tuple -> scaled>   predecessor: stablehlo.tuple",
     ],
     "02_jax_regression.ipynb": [
@@ -50,13 +52,12 @@ FIGURES = {"01_the_chain.ipynb": 2, "02_jax_regression.ipynb": 2}
 
 @functools.lru_cache(maxsize=None)
 def run(name: str):
-    """Execute notebooks/<name> once per test session: (notebook, seconds)."""
+    """Execute notebooks/<name> once per test session."""
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                                      resources={"metadata": {"path": str(ROOT)}})
-    start = time.perf_counter()
     client.execute()  # raises CellExecutionError, naming the cell, on any error
-    return nb, time.perf_counter() - start
+    return nb
 
 
 def outputs(nb) -> tuple[str, int]:
@@ -74,17 +75,14 @@ def outputs(nb) -> tuple[str, int]:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_notebook_runs_and_shows_its_story(name):
-    nb, seconds = run(name)
-    text, figures = outputs(nb)
+    text, figures = outputs(run(name))
     missing = [needle for needle in EXPECTED[name] if needle not in text]
     assert not missing, missing
     assert figures >= FIGURES[name]
-    assert seconds < BUDGET, f"{name} took {seconds:.0f} s"
 
 
 def test_notebook_02_matches_jax_on_every_module():
-    nb, _ = run("02_jax_regression.ipynb")
-    text, _ = outputs(nb)
+    text, _ = outputs(run("02_jax_regression.ipynb"))
     line = next(line for line in text.splitlines() if line.endswith("modules match JAX"))
     matched, total = line.split()[0].split("/")
     assert matched == total and int(total) >= 3, line
