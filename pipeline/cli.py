@@ -233,35 +233,17 @@ def report(result) -> None:
     print(f"{PROG}: {stage}: {result.summary()}", file=sys.stderr)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["regress"]:  # a file named 'regress' is still reachable as ./regress
-        from pipeline import regress
-        return regress.main(argv[1:])
-    if argv[:1] == ["verify"]:  # likewise ./verify
-        return verify_main(argv[1:])
+# What a CLI reports as bad input: one line, exit status 2.
+BAD_INPUT = (UsageError, HloSyntaxError, XlaRejected, ImportFailed, FlattenError, ControlDepError, UnreadableInput)
+
+
+def guarded(prog: str, body, bad_input: tuple = BAD_INPUT) -> int:
+    """Run `body()` (an exit status) so that every failure is one line on
+    stderr, `PROG: error: ...`, exit 2, and never a traceback."""
     try:
-        args = build_parser().parse_args(argv)
-        if args.plot is not None:
-            plot_format(args.plot)  # a bad name fails before the chain runs
-        out, result, program = run(args)
-        staged = stage_plot(args.plot, program) if args.plot is not None else None
-        try:
-            write_output(args.output, out)
-        except BaseException:
-            if staged:
-                os.unlink(staged)
-            raise
-        if staged:
-            commit_plot(staged, args.plot)
-        # Only after the output is written: a failed run says one line, the error.
-        if not args.quiet:
-            report(result)
-        if args.check and isinstance(result, Report) and not result.ok:
-            return 1
-    except (UsageError, HloSyntaxError, XlaRejected, ImportFailed, FlattenError, ControlDepError,
-            UnreadableInput) as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return body()
+    except bad_input as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -269,16 +251,53 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except Exception as err:  # a bug, but the user still gets one line, not a traceback
-        print(f"{PROG}: error: internal error ({type(err).__name__}: {err}); "
+        print(f"{prog}: error: internal error ({type(err).__name__}: {err}); "
               "please report it with the input", file=sys.stderr)
         return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["regress"]:  # a file named 'regress' is still reachable as ./regress
+        from pipeline import regress
+        return regress.main(argv[1:])
+    if argv[:1] == ["verify"]:  # likewise ./verify
+        return verify_main(argv[1:])
+    return guarded(PROG, lambda: _main(argv))
+
+
+def _main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if args.plot is not None:
+        plot_format(args.plot)  # a bad name fails before the chain runs
+    out, result, program = run(args)
+    staged = stage_plot(args.plot, program) if args.plot is not None else None
+    try:
+        write_output(args.output, out)
+    except BaseException:
+        if staged:
+            os.unlink(staged)
+        raise
+    if staged:
+        commit_plot(staged, args.plot)
+    # Only after the output is written: a failed run says one line, the error.
+    if not args.quiet:
+        report(result)
+    if args.check and isinstance(result, Report) and not result.ok:
+        return 1
     return 0
 
 
 def verify_main(argv: list[str]) -> int:
     """`hlo2penguin verify MODULE PROGRAM.py [--json]`: the independent
     verifier's report; exit 1 if an edge is lost or a dep edge is spurious."""
-    from pipeline.verify import VerifyError, verify
+    from pipeline.verify import VerifyError
+
+    return guarded(f"{PROG} verify", lambda: _verify(argv), BAD_INPUT + (VerifyError,))
+
+
+def _verify(argv: list[str]) -> int:
+    from pipeline.verify import verify
 
     parser = _Parser(prog=f"{PROG} verify", description=(
         "Check a Penguin program against the HLO module it came from, from these two alone: every "
@@ -287,24 +306,12 @@ def verify_main(argv: list[str]) -> int:
     parser.add_argument("module", metavar="MODULE", help="the HLO text the program came from")
     parser.add_argument("program", metavar="PROGRAM.py", help="the Penguin program (it is run)")
     parser.add_argument("--json", action="store_true", help="the report as JSON")
-    try:
-        args = parser.parse_args(argv)
-        data = read_path(args.module)
-        result = verify(data, pathlib.Path(args.program), source=args.module)
-        if args.json:
-            sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
-        else:
-            sys.stdout.write("".join(f"{line}\n" for line in result.lines()) + result.summary() + "\n")
-    except (UsageError, HloSyntaxError, XlaRejected, VerifyError, UnreadableInput) as err:
-        print(f"{PROG} verify: error: {err}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        sys.stderr.close()
-        return 0
-    except Exception as err:  # a bug, but the user still gets one line, not a traceback
-        print(f"{PROG} verify: error: internal error ({type(err).__name__}: {err}); "
-              "please report it with the input", file=sys.stderr)
-        return 2
+    args = parser.parse_args(argv)
+    result = verify(read_path(args.module), pathlib.Path(args.program), source=args.module)
+    if args.json:
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write("".join(f"{line}\n" for line in result.lines()) + result.summary() + "\n")
     return 0 if result.ok else 1
 
 

@@ -452,36 +452,28 @@ def _readers(instr: HloInstruction) -> list[HloInstruction]:
 def _standing_in(pred: HloInstruction) -> frozenset[str]:
     """Names a dep edge for `pred` may start from: pred, what it forwards, its
     paired name, and the `*-done`/`async-update` ops that complete it."""
-    names = {pred.name, _program_name(pred)}
-    stack, seen = [pred], set()
-    while stack:
-        instr = stack.pop()
-        if id(instr) in seen:
-            continue
-        seen.add(id(instr))
-        names.add(_program_name(instr))
-        if instr.opcode in _FORWARDING:
-            stack += instr.operands
-        for user in instr.users:
-            if user.opcode.endswith("-done") or user.opcode.endswith("-update"):
-                stack.append(user)
-    return frozenset(names)
+    return _names_reached([pred], lambda i: (i.operands if i.opcode in _FORWARDING else [])
+                          + [u for u in i.users if u.opcode.endswith(("-done", "-update"))])
 
 
 @functools.lru_cache(maxsize=None)
 def _reading(succ: HloInstruction) -> frozenset[str]:
     """Names a dep edge for `succ` may end at: succ (or its paired name) and
     the ops that read it, through tuples and get-tuple-elements."""
-    names = {succ.name, _program_name(succ)}
-    stack, seen = list(succ.users), set()
+    return _names_reached([succ], lambda i: i.users if i is succ or i.opcode in _FORWARDING | _PAIRED_DONES
+                          else [])
+
+
+def _names_reached(starts: list[HloInstruction], follow) -> frozenset[str]:
+    """The program names of `starts` and of every instruction `follow` leads to."""
+    names, stack, seen = set(), list(starts), set()
     while stack:
         instr = stack.pop()
         if id(instr) in seen:
             continue
         seen.add(id(instr))
-        names.add(_program_name(instr))
-        if instr.opcode in _FORWARDING or instr.opcode in _PAIRED_DONES:
-            stack += instr.users
+        names.update((instr.name, _program_name(instr)))
+        stack += follow(instr)
     return frozenset(names)
 
 
