@@ -24,6 +24,7 @@ def infer_shapes(module: Module, shapeless: list[Instruction], original: str,
     name (`xla_shapes`); where XLA refuses the keyed text, its complaint about
     `original`, the user's own text (with the user's line numbers), is what
     propagates."""
+    from passes.hlo.reader import read_shape
     from passes.hlo.writer import write_module
 
     prefix = _free_prefix(original)
@@ -43,7 +44,7 @@ def infer_shapes(module: Module, shapeless: list[Instruction], original: str,
         raise  # XLA took the user's text but not the keyed copy: a bug here, not theirs
     position = {id(instr): i for i, instr in enumerate(instructions)}
     for instr in shapeless:
-        instr.shape = _shape(shapes[f"{prefix}{position[id(instr)]}"])
+        instr.shape = read_shape(shapes[f"{prefix}{position[id(instr)]}"])  # the shape leads the printed text
 
 
 def xla_shapes(text: str, source: str | None = None) -> dict[str, str]:
@@ -63,13 +64,6 @@ def module_shapes(xla_module) -> dict[str, str]:
             printed = instr.to_string()
             shapes[instr.name] = printed[printed.index(" = ") + 3:]  # the shape, and all after it
     return shapes
-
-
-def _shape(printed: str):
-    """The shape at the start of `%x = <shape> opcode(...)`'s right-hand side."""
-    from passes.hlo.reader import read_shape
-
-    return read_shape(printed)
 
 
 def _free_prefix(text: str) -> str:
