@@ -1,7 +1,13 @@
-"""What a control-dep custom-call is, shared by link #1, link #3 and the
-printer (spec: "isControlDep — the shared dual-dialect recognizer")."""
+"""What a control-dep custom-call is and what it orders, shared by link #1,
+link #3, link #4 and the chain's accounting (spec: "isControlDep — the shared
+dual-dialect recognizer")."""
 
 from __future__ import annotations
+
+import enum
+
+from passes.dialects import CUSTOM_CALL_OPS, STRUCTURAL_OPS
+from passes.errors import ChainError
 
 # The custom-call target that carries a reified control edge.
 CONTROL_DEP_TARGET = "AwsNeuronControlDep"
@@ -9,13 +15,20 @@ CONTROL_DEP_TARGET = "AwsNeuronControlDep"
 # Module frontend attribute that marks a module whose edges were reified.
 HAS_CONTROL_DEPS = "has_control_deps"
 
-# The custom-call op of each dialect the recognizer accepts.
-CUSTOM_CALL_OPS = frozenset({"stablehlo.custom_call", "mhlo.custom_call"})
+
+class Fate(enum.StrEnum):
+    """What became of an HLO control edge: the one vocabulary of link #1's
+    account, the verifier's verdict and the report."""
+
+    PRESERVED = "preserved"  # p -> S is a custom-call operand feeding S
+    REROUTED = "rerouted"    # carried by other dep edges (listed beside it)
+    DROPPED = "dropped"      # not carried, and `reason` says why that loses nothing or is reported
+    LOST = "lost"            # not carried: the chain failed it (the verifier's verdict only)
 
 
 def is_control_dep(op) -> bool:
-    """True for a `stablehlo.custom_call` or `mhlo.custom_call` (an
-    `ir.Operation` or OpView) whose call_target_name is AwsNeuronControlDep."""
+    """True for a custom_call of any dialect of the table (an `ir.Operation`
+    or OpView) whose call_target_name is AwsNeuronControlDep."""
     if op is None:
         return False
     op = op.operation
@@ -34,43 +47,46 @@ def _string_value(attr) -> str | None:
     return attr.value if isinstance(attr, ir.StringAttr) else None
 
 
-class ControlDepError(ValueError):
+def ordered_ops(call) -> list:
+    """The ops a control-dep call orders (printControlDeps' successors): every
+    op that reads its result, looking through control-dep calls that take it
+    as their data operand and through tuple/get_tuple_element ops, which only
+    re-pack it. A call that takes it as a predecessor is ordered by it, not fed."""
+    return _readers(call.operation.results[0])
+
+
+def _readers(value) -> list:
+    found = []
+    for use in value.uses:
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if is_control_dep(user):
+            if use.operand_number == len(user.operands) - 1:  # the data operand flows on
+                found += _readers(user.results[0])
+        elif user.name in STRUCTURAL_OPS:
+            for result in user.results:
+                found += _readers(result)
+        else:
+            found.append(user)
+    return found
+
+
+class ControlDepError(ChainError):
     """A control-dep custom-call that cannot be one: with no operand it has
     no data operand for its result to stand for. The printer refuses it (link
-    #3 leaves it alone, as the spec's walk filter does). One line:
-    `where: message`; `location` is the op's."""
+    #3 leaves it alone, as the spec's walk filter does). `location` is the op's."""
 
-    def __init__(self, where: str, message: str, location=None):
-        self.where, self.message, self.location = where, message, location
-        super().__init__(f"{where}: {message}")
+    def __init__(self, message: str, where: str | None = None, location=None):
+        super().__init__(message, where)
+        self.location = location
 
 
 def check_operands(op) -> None:
     """Raise ControlDepError for a control-dep call with no operands. A call
     with only the data operand is fine: it carries no edge and aliases D."""
+    from passes.locations import describe
+
     op = op.operation
     if len(op.operands) == 0:
         raise ControlDepError(
-            describe_location(op.location),
             f"an {CONTROL_DEP_TARGET} custom-call with no operands is not a control dependency: "
-            "it needs at least the data operand its result stands for", op.location)
-
-
-def describe_location(location) -> str:
-    """`file:line:col` (`line:col` for MLIR parsed from a string), `%name in
-    %computation` for a location link #2 made, else MLIR's own printing."""
-    from jaxlib.mlir import ir
-
-    if isinstance(location, ir.FileLineColLoc):
-        where = f"{location.start_line}:{location.start_col}"
-        return where if location.filename == "-" else f"{location.filename}:{where}"
-    if isinstance(location, ir.FusedLoc) and location.locations:
-        name = getattr(location.locations[0], "name_str", None)
-        try:
-            computation = ir.StringAttr(location.metadata).value  # handed back as a plain Attribute
-        except (TypeError, ValueError):
-            computation = None
-        if name is not None:
-            return f"%{name}" + (f" in %{computation}" if computation else "")
-    name = getattr(location, "name_str", None)
-    return f"%{name}" if name is not None else str(location)
+            "it needs at least the data operand its result stands for", describe(op.location), op.location)

@@ -28,25 +28,22 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir, passmanager
 
+from passes.dialects import ASYNC_DONE_OPS, DIALECTS, UnknownDialect, dialect as dialect_row
+from passes.errors import ChainError
 from passes.hlo import Module, read_module, write_module
 from passes.hlo.ir import Instruction
 from passes.hlo.preserve_control_deps import begins_async_pair
+from passes.locations import hlo_location, hlo_name, key_metadata, key_of
 from pipeline.mlir_context import make_context, register_passes
-from printer import hlo_name
 from pipeline.xla import shape_inference
 from pipeline.xla import XlaRejected, abort_reason, aborted, check_original, first_said, parse_with_xla, refusal
 from pipeline._import_worker import PARSED
 
-DIALECTS = ("stablehlo", "mhlo")
-_KEY_PREFIX = "h2p."
+__all__ = ["DIALECTS", "ImportFailed", "UnknownDialect", "import_hlo", "refuse_known_aborts", "run_pipeline"]
 
 
-class ImportFailed(ValueError):
+class ImportFailed(ChainError):
     """Link #2 could not import the module; the message names the cause."""
-
-
-class UnknownDialect(ValueError):
-    """A dialect other than those of DIALECTS was asked for."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +57,7 @@ def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.
                isolate: bool = True, keep_dead_copies: bool = False,
                source_name: str | None = None) -> ir.Module:
     """HLO (our IR or text) → a verified MLIR module in `dialect`."""
-    if dialect not in DIALECTS:
-        raise UnknownDialect(f"unknown dialect {dialect!r}: choose 'stablehlo' or 'mhlo'")
+    row = dialect_row(dialect)  # UnknownDialect, before any work
     module = source if isinstance(source, Module) else read_module(
         source, source_name, shapes_of=shape_inference(source_name, isolate=isolate))
     refuse_known_aborts(module, source_name)
@@ -84,14 +80,13 @@ def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.
         raise ImportFailed(f"{source_name or 'module'}: link #2 (XLA's importer) produced a module "
                            f"that does not verify: {_mlir_error(err, origins)}") from None
     _restore_locations(mlir, origins, module)
-    pipeline = [] if keep_dead_copies else ["symbol-dce"]
-    if dialect == "mhlo":
-        pipeline.append("stablehlo-legalize-to-hlo")
+    pipeline = ([] if keep_dead_copies else ["symbol-dce"]) + list(row.from_stablehlo)
     if pipeline:
         try:
             run_pipeline(mlir, ",".join(pipeline))
         except ir.MLIRError as err:
-            hint = "; --dialect stablehlo keeps the module as imported" if dialect == "mhlo" else ""
+            hint = (f"; --dialect {next(iter(DIALECTS))} keeps the module as imported"
+                    if row.from_stablehlo else "")
             raise ImportFailed(f"{source_name or 'module'}: link #2 ({', '.join(pipeline)}) failed: "
                                f"{_mlir_error(err)}{hint}") from None
     if not mlir.operation.verify():
@@ -122,8 +117,7 @@ def refuse_known_aborts(module: Module, source_name: str | None = None) -> None:
 def _keyed(comp, instr: Instruction, origins: list[_Origin]) -> list[tuple[str, str]]:
     metadata = instr.attribute("metadata")
     origins.append(_Origin(comp.name, instr.name, metadata))
-    key = f'{{op_name="{_KEY_PREFIX}{len(origins) - 1}"}}'
-    return [(k, v) for k, v in instr.attributes if k != "metadata"] + [("metadata", key)]
+    return [(k, v) for k, v in instr.attributes if k != "metadata"] + [("metadata", key_metadata(len(origins) - 1))]
 
 
 def _run_importer(proto: bytes, isolate: bool, source_name: str | None) -> bytes:
@@ -162,20 +156,17 @@ def _mlir_error(err: ir.MLIRError, origins: list[_Origin] = ()) -> str:
 
 
 def _loc_text(location, origins: list[_Origin] = ()) -> str:
+    key = key_of(location)
+    if key is not None and key < len(origins):  # a key location: the instruction it stands for
+        return f"%{origins[key].instruction} in %{origins[key].computation}"
     name, computation = hlo_name(location)
     if name is None:
         return str(location)
-    key = name[len(_KEY_PREFIX):] if name.startswith(_KEY_PREFIX) else ""
-    if key.isdigit() and int(key) < len(origins):  # a key location: the instruction it stands for
-        name, computation = origins[int(key)].instruction, origins[int(key)].computation
     return f"%{name}" + (f" in %{computation}" if computation else "")
 
 
 def _first_line(text: str) -> str:
     return first_said(text, skip=("***", "@")) or text.strip()[:200] or "no message"
-
-
-_ASYNC_DONE_OPS = frozenset({"stablehlo.async_done", "mhlo.async_done"})
 
 
 def _restore_locations(mlir: ir.Module, origins: list[_Origin], module: Module) -> None:
@@ -185,17 +176,10 @@ def _restore_locations(mlir: ir.Module, origins: list[_Origin], module: Module) 
     cache: dict[int, ir.Location] = {}
     computations: dict[str, ir.Attribute] = {}
     originals: dict[str | None, ir.Location | None] = {}  # metadata text → its location
-    prefix, cut = _KEY_PREFIX, len(_KEY_PREFIX)
     wrapped = _wrapped_keys(module, origins)
     # (op, key) of ops that carry a done's key but are no async_done: settled after the walk
     carrying_done_key: list[tuple[ir.Operation, int]] = []
     done_seen: set[int] = set()  # done keys an async_done op carries
-
-    def key_of(loc) -> int | None:
-        name = getattr(loc, "name_str", None)  # only a NameLoc has one
-        if name is None or not name.startswith(prefix):
-            return None
-        return int(name[cut:])
 
     def location_for(loc) -> ir.Location | None:
         index = key_of(loc)
@@ -205,22 +189,18 @@ def _restore_locations(mlir: ir.Module, origins: list[_Origin], module: Module) 
         found = cache.get(index)
         if found is None:
             origin = origins[index]
-            parts = [ir.Location.name(origin.instruction)]
             if origin.metadata not in originals:
                 originals[origin.metadata] = _metadata_location(origin.metadata, frames)
-            original = originals[origin.metadata]
-            if original is not None:
-                parts.append(original)
             computation = computations.get(origin.computation)
             if computation is None:
                 computation = computations[origin.computation] = ir.StringAttr.get(origin.computation)
-            found = cache[index] = ir.Location.fused(parts, metadata=computation)
+            found = cache[index] = hlo_location(origin.instruction, computation, originals[origin.metadata])
         return found
 
     def visit(op) -> ir.WalkResult:
         index = key_of(op.location)
         if index in wrapped:
-            if op.name in _ASYNC_DONE_OPS:
+            if op.name in ASYNC_DONE_OPS:
                 done_seen.add(index)
             else:
                 carrying_done_key.append((op, index))

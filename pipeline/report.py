@@ -1,15 +1,18 @@
 """What became of each HLO control edge: the verdict of `pipeline.verify`,
 the report `pipeline.run` returns and the CLIs print.
 
-One vocabulary of fates (FATES): preserved, rerouted, dropped, lost; and
-beside them the dep edges of the program no HLO edge accounts for (spurious).
+One vocabulary of fates (`passes.control_dep.Fate`, shared with link #1's
+own account): preserved, rerouted, dropped, lost; and beside them the dep
+edges of the program no HLO edge accounts for (spurious).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-FATES = ("preserved", "rerouted", "dropped", "lost")
+from passes.control_dep import Fate
+
+FATES = tuple(f.value for f in Fate)
 
 
 @dataclass(frozen=True)
@@ -23,7 +26,7 @@ class EdgeReport:
     computation: str
     predecessor: str
     successor: str
-    fate: str  # one of FATES
+    fate: Fate
     emitted: tuple[tuple[str, str], ...] = ()
     reason: str = ""
     lost_at: str | None = None
@@ -35,13 +38,13 @@ class EdgeReport:
         if self.lost_at:
             text += f" at {self.lost_at}"
         text += f" ({self.reason})" if self.reason else ""
-        if self.fate == "lost" and self.link1:
+        if self.fate == Fate.LOST and self.link1:
             text += f" [link #1 said: {self.link1}]"
         return text
 
     def as_dict(self) -> dict:
         return {"computation": self.computation, "predecessor": self.predecessor,
-                "successor": self.successor, "fate": self.fate,
+                "successor": self.successor, "fate": str(self.fate),
                 "emitted": [list(e) for e in self.emitted], "reason": self.reason, "lost_at": self.lost_at,
                 "carried": [list(e) for e in self.carried], "link1": self.link1}
 
@@ -77,7 +80,7 @@ class Report:
 
     @property
     def lost(self) -> list[EdgeReport]:
-        return [e for e in self.edges if e.fate == "lost"]
+        return [e for e in self.edges if e.fate == Fate.LOST]
 
     @property
     def ok(self) -> bool:

@@ -37,6 +37,8 @@ import re
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
+from passes.control_dep import Fate
+from passes.errors import ChainError
 from pipeline.report import EdgeReport, Report, SpuriousEdge
 
 _CONTROL_PREDECESSORS = re.compile(r"control-predecessors=\{([^}]*)\}")
@@ -48,7 +50,7 @@ _PAIRED_DONES = frozenset({"send-done", "recv-done"})  # the importer folds them
 _PURE_SOURCES = frozenset({"constant", "iota", "partition-id", "replica-id", "after-all", "parameter"})
 
 
-class VerifyError(ValueError):
+class VerifyError(ChainError):
     """The verifier could not read its inputs: `where: message`, one line."""
 
 
@@ -324,18 +326,18 @@ def _judge(computation: str, pred: HloInstruction, succ: HloInstruction, prog: _
         computation, pred.name, succ.name, fate, (), reason, carried=tuple(carried))
     direct = (_program_name(pred), _program_name(succ)) in carried
     if pred.opcode == "parameter" and not direct:
-        return edge("dropped", f"implied: %{pred.name} is a parameter of %{computation}, "
+        return edge(Fate.DROPPED, f"implied: %{pred.name} is a parameter of %{computation}, "
                                "ready before every instruction in it")
     before = _ops_of(pred, prog, computation)
     if before is None:
-        return edge("dropped", f"implied: %{pred.name} only forwards a parameter of %{computation}, "
+        return edge(Fate.DROPPED, f"implied: %{pred.name} only forwards a parameter of %{computation}, "
                                "ready before every instruction in it")
     if not before:
         return _unordered(edge, succ, computation, f"%{pred.name} has no op in the program")
     own = prog.nodes.get((computation, _program_name(succ))) or []
     why = _unordered_pairs(before, own, prog) if own else [f"%{succ.name} has no op in the program"]
     if not why:
-        return edge("preserved", "") if direct else edge("rerouted", _through(carried))
+        return edge(Fate.PRESERVED, "") if direct else edge(Fate.REROUTED, _through(carried))
     if own and not _cannot_carry(succ):
         return _unordered(edge, succ, computation, "; ".join(why))
     # The HLO shows S cannot carry the edge (no operand, an operand XLA pins, no
@@ -343,16 +345,16 @@ def _judge(computation: str, pred: HloInstruction, succ: HloInstruction, prog: _
     readers, ends = _reader_ops(succ, prog, computation)
     if not readers:
         if ends:
-            return edge("dropped", f"implied: %{succ.name} cannot carry it, and its value is the result of "
+            return edge(Fate.DROPPED, f"implied: %{succ.name} cannot carry it, and its value is the result of "
                                    f"%{computation}, which ends after every instruction in it")
         if succ.opcode in _PURE_SOURCES and not _observed(succ):
-            return edge("dropped", f"implied: %{succ.name} ({succ.opcode}) has no effect and no reader: "
+            return edge(Fate.DROPPED, f"implied: %{succ.name} ({succ.opcode}) has no effect and no reader: "
                                    "nothing observes when it runs")
         return _unordered(edge, succ, computation, f"%{succ.name} cannot carry it and has no reader that can")
     why = _unordered_pairs(before, readers, prog)
     if why:
         return _unordered(edge, succ, computation, "; ".join(why))
-    return edge("rerouted", _through(carried))
+    return edge(Fate.REROUTED, _through(carried))
 
 
 def _cannot_carry(succ: HloInstruction) -> bool:
@@ -385,12 +387,12 @@ def _unordered(edge, succ: HloInstruction, computation: str, why: str) -> EdgeRe
     """The program does not order them: dropped where the HLO implies the
     order anyway, else lost."""
     if succ.is_root:
-        return edge("dropped", f"implied: %{succ.name} is the result of %{computation}, "
+        return edge(Fate.DROPPED, f"implied: %{succ.name} is the result of %{computation}, "
                                "which ends after every instruction in it")
     if succ.opcode in _FORWARDING and not _observed(succ):
-        return edge("dropped", f"implied: %{succ.name} ({succ.opcode}) has no op and no reader: "
+        return edge(Fate.DROPPED, f"implied: %{succ.name} ({succ.opcode}) has no op and no reader: "
                                "nothing comes after it")
-    return edge("lost", why)
+    return edge(Fate.LOST, why)
 
 
 def _program_name(instr: HloInstruction) -> str:
@@ -496,7 +498,7 @@ def _hlo_text(hlo, source: str | None) -> tuple[str, str]:
 
 
 def _program_module(program):
-    from printer.penguin.graph import Module
+    from printer.penguin import Module
 
     if isinstance(program, Module):
         return program

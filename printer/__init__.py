@@ -5,7 +5,7 @@ The printer needs jaxlib's MLIR bindings; the runtime needs only numpy (and
 matplotlib to draw). So the printer is imported on first use, and a program
 emitted here runs, schedules and executes where jaxlib is not installed."""
 
-__all__ = ["hlo_name", "print_penguin"]
+__all__ = ["print_penguin"]
 
 
 def __getattr__(name: str):

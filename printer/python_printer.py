@@ -26,43 +26,15 @@ from typing import Callable
 
 from jaxlib.mlir import ir
 
-from passes.control_dep import check_operands, is_control_dep
+from passes.control_dep import check_operands, is_control_dep, ordered_ops
+from passes.dialects import CUSTOM_CALL_OPS, FUNC_FUNC, IF_OPS, RETURN_OPS, STRUCTURAL_OPS, WHILE_OPS
+from passes.locations import hlo_name
 from printer.attributes import attribute_source
 
 # Region names by op, for readable programs; other ops get region0, region1…
-REGION_NAMES = {
-    "stablehlo.while": ("cond", "body"), "mhlo.while": ("cond", "body"),
-    "stablehlo.if": ("true", "false"), "mhlo.if": ("true", "false"),
-}
-RETURN_OPS = frozenset({"func.return", "stablehlo.return", "mhlo.return"})
-_STRUCTURAL = frozenset({"stablehlo.tuple", "mhlo.tuple", "stablehlo.get_tuple_element", "mhlo.get_tuple_element"})
+REGION_NAMES = {**{op: ("cond", "body") for op in WHILE_OPS}, **{op: ("true", "false") for op in IF_OPS}}
 
 _NOT_IDENTIFIER = re.compile(r"\W")
-_LOCATION_TEXT = re.compile(r'^loc\((?:fused(?:<"((?:[^"\\]|\\.)*)">)?\[)?"((?:[^"\\]|\\.)*)"')
-
-
-def hlo_name(location) -> tuple[str | None, str | None]:
-    """(instruction name, computation) from a location link #2 made:
-    fused<"computation">["name", …]; a plain loc("name") gives no computation.
-    Read through the location classes (3x faster than matching printed text)."""
-    if isinstance(location, ir.FusedLoc):
-        parts = location.locations
-        name = getattr(parts[0], "name_str", None) if parts else None
-        return name, _string(location.metadata)
-    if type(location) is ir.Location:  # not downcast (e.g. a diagnostic's): read the text
-        m = _LOCATION_TEXT.match(str(location))
-        return (m.group(2), m.group(1)) if m else (None, None)
-    return getattr(location, "name_str", None), None
-
-
-def _string(attr) -> str | None:
-    """A StringAttr's value (the bindings hand metadata back as a plain Attribute)."""
-    if attr is None:
-        return None
-    try:
-        return ir.StringAttr(attr).value
-    except ValueError:
-        return None
 
 
 Emitter = Callable[["_Printer", ir.Operation, str], None]
@@ -108,7 +80,7 @@ class _Printer:
         ]
         self.names, self.dep_target = _plan_names(module)
         for fn in module.body.operations:
-            if fn.operation.name == "func.func":
+            if fn.operation.name == FUNC_FUNC:
                 self.function(fn.operation)
         self.control_deps()
         if self.edges:
@@ -204,33 +176,17 @@ class _Printer:
         written: set[tuple[str, str]] = set()
         for preds, call in self.pending:
             pred_vars = list(dict.fromkeys(p if isinstance(p, str) else self.op_variables[p] for p in preds))
-            for succ in self.successors(call.results[0]):
+            for succ in ordered_ops(call):
                 succ_var = self.op_variables[self.dep_target.get(succ, succ)]
                 for pred in pred_vars:
                     if (pred, succ_var) not in written:
                         written.add((pred, succ_var))
                         self.edges.append(f"module.add_dep_edge({pred}, {succ_var})")
 
-    def successors(self, value) -> list:
-        """Ops that consume `value`, looking through chained control-dep calls
-        and through tuple/get_tuple_element ops, which only re-pack it."""
-        found = []
-        for use in value.uses:
-            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-            if is_control_dep(user):
-                # As the data operand it flows on; as a predecessor it orders, not feeds.
-                if use.operand_number == len(user.operands) - 1:
-                    found += self.successors(user.results[0])
-            elif user.name in _STRUCTURAL:
-                for result in user.results:
-                    found += self.successors(result)
-            else:
-                found.append(user)
-        return found
-
 
 def _kind(op: ir.Operation) -> str:
-    return op.name.split(".")[-1]
+    """The last part of the op's name, for the names of an instruction's helper ops."""
+    return op.name.rsplit(".", 1)[-1]
 
 
 def _plan_names(module: ir.Module) -> tuple[dict, dict]:
@@ -288,7 +244,7 @@ def _plan_names(module: ir.Module) -> tuple[dict, dict]:
 
     for fn in module.body.operations:
         fn = fn.operation
-        if fn.name != "func.func":
+        if fn.name != FUNC_FUNC:
             continue
         symbol = ir.StringAttr(fn.attributes["sym_name"]).value
         name, computation = hlo_name(fn.location)
@@ -326,7 +282,7 @@ def _plan_names(module: ir.Module) -> tuple[dict, dict]:
             derived = f"{name}:{_kind(op)}"
             uses = taken[derived] = taken.get(derived, 0) + 1
             names[op] = (derived + (f".{uses}" if uses > 1 else ""), computation)
-            if primary is not None and op.name not in _STRUCTURAL:
+            if primary is not None and op.name not in STRUCTURAL_OPS:
                 # A tuple/get_tuple_element is looked through, not redirected: a
                 # predecessor still bundled in a tuple stays the tuple (link #3's case).
                 dep_target[op] = primary
@@ -339,8 +295,8 @@ def _value_op(ops: list, inner: set):
     control-dep call carry it)."""
     printable = [op for op in ops if not is_control_dep(op)]
     outer = [op for op in printable if op not in inner] or printable
-    if len(printable) < len(ops) or any(op.name not in _STRUCTURAL for op in printable):
-        candidates = [op for op in outer if op.name not in _STRUCTURAL]  # tuples/gtes are the importer's
+    if len(printable) < len(ops) or any(op.name not in STRUCTURAL_OPS for op in printable):
+        candidates = [op for op in outer if op.name not in STRUCTURAL_OPS]  # tuples/gtes are the importer's
     else:
         candidates = outer  # the HLO instruction is itself a tuple or get-tuple-element
     if not candidates:
@@ -396,7 +352,7 @@ def _return(p: _Printer, op: ir.Operation, block_var: str) -> None:
     p.op_variables[op] = var
 
 
-@emitter("stablehlo.custom_call", "mhlo.custom_call")
+@emitter(*CUSTOM_CALL_OPS)
 def _custom_call(p: _Printer, op: ir.Operation, block_var: str) -> None:
     if not is_control_dep(op):
         _generic(p, op, block_var)

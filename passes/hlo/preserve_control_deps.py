@@ -23,21 +23,16 @@ Whatever cannot be kept is dropped and reported, never lost silently.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
-from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS
+from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, Fate
 from passes.hlo.ir import Computation, Instruction, Module, Shape, no_cyclic_gc
-
-
-class Fate(enum.Enum):
-    PRESERVED = "preserved"  # p → S is a custom-call operand feeding S
-    REROUTED = "rerouted"    # kept as other edges, listed in `emitted`
-    DROPPED = "dropped"      # not representable; `reason` says why
 
 
 @dataclass(frozen=True)
 class EdgeFate:
+    """Link #1's own account of one control edge: preserved, rerouted or dropped."""
+
     computation: str
     predecessor: str
     successor: str
@@ -126,49 +121,58 @@ def pins_its_operands(instr: Instruction) -> bool:
     return instr.opcode.endswith("-done") or instr.opcode == "async-update"
 
 
-@dataclass
+@dataclass(frozen=True)
 class PreserveControlDeps:
     """The HLO pass. `bundle=True` sends the predecessors through one HLO
-    `tuple`, so that the importer produces the spec's tuple artifact."""
+    `tuple`, so that the importer produces the spec's tuple artifact. The
+    object holds its options only; what one run needs lives in `_Run`."""
 
     bundle: bool = False
     name = "preserve-control-deps"
 
     def run(self, module: Module) -> PreserveResult:
         with no_cyclic_gc():
-            return self._run(module)
+            return _Run(self, module).run()
 
-    def _run(self, module: Module) -> PreserveResult:
+
+class _Run:
+    """One run of the pass over one module."""
+
+    def __init__(self, options: PreserveControlDeps, module: Module):
+        self.bundle = options.bundle
+        self.module = module
+        self.taken = module.instruction_names()
+        self.by_name = {c.name: c for c in module.computations}
+        self.unnamed: set[str] | None = None
+
+    def run(self) -> PreserveResult:
         result = PreserveResult()
-        self._taken = module.instruction_names()
-        self._module, self._unnamed = module, None
-        self._by_name = {c.name: c for c in module.computations}
-        for comp in module.computations:
+        for comp in self.module.computations:
             _ComputationRewrite(self, comp, result).run()
         if result.changed:
-            _set_frontend_attribute(module, HAS_CONTROL_DEPS, '"true"')
+            _set_frontend_attribute(self.module, HAS_CONTROL_DEPS, '"true"')
         return result
 
     def parameters_unnamed_after_import(self, comp: Computation) -> bool:
         """Whether `comp` is a while body/condition or a conditional branch:
         the importer turns a loop's parameter into unnamed iteration arguments
         and replaces a branch's parameter by the conditional's operand."""
-        if self._unnamed is None:
-            self._unnamed = {name for _, i in self._module.instructions() if i.opcode in ("while", "conditional")
-                             for name in i.called_computation_names()}
-        return comp.name in self._unnamed
+        if self.unnamed is None:
+            self.unnamed = {name for _, i in self.module.instructions() if i.opcode in ("while", "conditional")
+                            for name in i.called_computation_names()}
+        return comp.name in self.unnamed
 
     def fresh_name(self, base: str) -> str:
         name, n = base, 0
-        while name in self._taken:
+        while name in self.taken:
             n += 1
             name = f"{base}.{n}"
-        self._taken.add(name)
+        self.taken.add(name)
         return name
 
 
 class _ComputationRewrite:
-    def __init__(self, pass_: PreserveControlDeps, comp: Computation, result: PreserveResult):
+    def __init__(self, pass_: _Run, comp: Computation, result: PreserveResult):
         self.pass_, self.comp, self.result = pass_, comp, result
         self.users = comp.users()
         self.reordered = False
@@ -286,7 +290,7 @@ class _ComputationRewrite:
                            f"{', '.join('%' + v.name for v in values)} stand(s) in")
         result = []
         for v in values:
-            if not has_no_value_after_import(v, self.pass_._by_name):
+            if not has_no_value_after_import(v, self.pass_.by_name):
                 result.append(v)
                 continue
             done = _matching_done(v, self.users)
@@ -356,7 +360,7 @@ class _ComputationRewrite:
             self.users.setdefault(p, []).append(cc)
 
     def future(self, p: Instruction) -> bool:
-        return imports_as_future(p, self.pass_._by_name)
+        return imports_as_future(p, self.pass_.by_name)
 
     def insert(self, before: Instruction, new: Instruction) -> None:
         self.inserted.setdefault(before, []).append(new)

@@ -9,8 +9,10 @@ import re
 
 import jaxlib._hlo as xla_hlo
 
+from passes.errors import ChainError
 
-class XlaRejected(ValueError):
+
+class XlaRejected(ChainError):
     """XLA's parser refused a module; the message is its first error, on one line."""
 
 

@@ -31,38 +31,21 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from passes.control_dep import CONTROL_DEP_TARGET, is_control_dep
+from passes.dialects import FUNC_FUNC, MHLO, STABLEHLO, Dialect
+from passes.errors import ChainError
 
 SCOPES = ("main", "first", "all")
 
 
-@dataclass(frozen=True)
-class DialectOps:
-    """The op names a twin works on."""
+def _custom_call_class(dialect: Dialect):
+    """The OpView class of the dialect's custom_call: the walk filters on it
+    in C++, so Python sees only custom calls, not every op of the module."""
+    from jaxlib.mlir.dialects import mhlo, stablehlo
 
-    name: str
-    mnemonic: str
-    custom_call: str
-    tuple: str
-    get_tuple_element: str
-
-    @property
-    def custom_call_class(self):
-        """The OpView class of `custom_call`: the walk filters on it in C++,
-        so Python sees only custom calls, not every op of the module."""
-        from jaxlib.mlir.dialects import mhlo, stablehlo
-
-        return {"mhlo": mhlo, "stablehlo": stablehlo}[self.name].CustomCallOp
+    return {MHLO: mhlo, STABLEHLO: stablehlo}[dialect].CustomCallOp
 
 
-MHLO = DialectOps("mhlo", "flatten-control-dep-tuple-operands",
-                  "mhlo.custom_call", "mhlo.tuple", "mhlo.get_tuple_element")
-STABLEHLO = DialectOps("stablehlo", "stablehlo-flatten-control-dep-tuple-operands",
-                       "stablehlo.custom_call", "stablehlo.tuple", "stablehlo.get_tuple_element")
-DIALECTS = {d.name: d for d in (MHLO, STABLEHLO)}
-BY_MNEMONIC = {d.mnemonic: d for d in (MHLO, STABLEHLO)}
-
-
-class FlattenError(ValueError):
+class FlattenError(ChainError):
     """The pass cannot run on this module; the message says what to do."""
 
 
@@ -78,9 +61,14 @@ class FlattenControlDepTupleOperands:
     """The pass. `run(module)` works on an `ir.Module` or its operation; the
     instance is also a callable for `PassManager.add` (see `add_to`)."""
 
-    dialect: DialectOps = MHLO
+    dialect: Dialect = MHLO
     scope: str = "main"
     keep_attributes: bool = False
+    # Run again until nothing changes: each run flattens one level (the
+    # binary's rewrite), and a tuple of tuples (link #1's --bundle of a
+    # tuple-shaped predecessor) needs two. The chain and hlo2penguin-opt's
+    # `until-unchanged` option both come here.
+    until_unchanged: bool = False
 
     def __post_init__(self):
         if self.scope not in SCOPES:
@@ -88,7 +76,7 @@ class FlattenControlDepTupleOperands:
 
     @property
     def argument(self) -> str:
-        return self.dialect.mnemonic
+        return self.dialect.flatten_mnemonic
 
     def add_to(self, pm) -> None:
         """Add to a `PassManager` anchored on builtin.module."""
@@ -106,13 +94,20 @@ class FlattenControlDepTupleOperands:
                 f"{self.argument}: '{self.dialect.custom_call}' is not registered in this MLIR context; "
                 f"load the {self.dialect.name.upper()} dialect first (or run the "
                 f"{'stablehlo-' if self.dialect is MHLO else ''}flatten twin for the module's dialect)")
-        calls = [call for fn in self.functions(op) for call in self.collect(fn)]
-        return self.replace_tuples(calls, context)
+        total = FlattenResult()
+        while True:
+            calls = [call for fn in self.functions(op) for call in self.collect(fn)]
+            result = self.replace_tuples(calls, context)
+            total.changed |= result.changed
+            total.rewritten += result.rewritten
+            total.erased += result.erased
+            if not (self.until_unchanged and result.changed):
+                return total
 
     # spec: getMainFunction, with the scope divergence documented above
     def functions(self, module_op) -> list:
         funcs = [o.operation for o in module_op.regions[0].blocks[0].operations
-                 if o.operation.name == "func.func"]
+                 if o.operation.name == FUNC_FUNC]
         if self.scope == "all":
             return funcs
         if self.scope == "first":
@@ -135,7 +130,7 @@ class FlattenControlDepTupleOperands:
                     hits.append(op.operation)
             return ir.WalkResult.ADVANCE
 
-        fn.walk(visit, ir.WalkOrder.PRE_ORDER, op_class=self.dialect.custom_call_class)
+        fn.walk(visit, ir.WalkOrder.PRE_ORDER, op_class=_custom_call_class(self.dialect))
         return hits
 
     # spec: replaceTuples

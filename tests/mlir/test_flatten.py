@@ -658,8 +658,8 @@ def test_flatten_error_inside_a_pass_manager_propagates_and_leaves_the_module(di
 @TWINS
 def test_pass_identity(dialect):
     flatten = FlattenControlDepTupleOperands(dialect)
-    assert flatten.argument == dialect.mnemonic
-    assert dialect.mnemonic == {"mhlo": "flatten-control-dep-tuple-operands",
+    assert flatten.argument == dialect.flatten_mnemonic
+    assert dialect.flatten_mnemonic == {"mhlo": "flatten-control-dep-tuple-operands",
                                 "stablehlo": "stablehlo-flatten-control-dep-tuple-operands"}[dialect.name]
 
 
