@@ -27,7 +27,8 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
-from printer.penguin.graph import Argument, Block, Instruction, Module, ScheduleError, Value
+from passes.dialects import kind
+from printer.penguin import Argument, Block, Instruction, Module, ScheduleError, Value
 
 __all__ = ["to_dot", "plot", "render", "graph", "Graph", "PLOT_FORMATS"]
 
@@ -88,7 +89,7 @@ class Graph:
 
 
 def _short(opcode: str) -> str:
-    return opcode.split(".", 1)[1] if "." in opcode else opcode
+    return kind(opcode) if "." in opcode else opcode
 
 
 def _block_path(block: Block) -> str:

@@ -18,6 +18,7 @@ import re
 
 from typing import Callable
 
+from passes.errors import ChainError
 from passes.hlo import fast_path
 from passes.hlo.shapes import infer_shapes, xla_shapes
 from passes.hlo.ir import (
@@ -39,13 +40,12 @@ _CLOSERS = {"(": ")", "{": "}", "[": "]"}
 _INLINE_BODY = re.compile(r"\{\s*(?:ROOT\s+)?%?[A-Za-z0-9_][A-Za-z0-9_.\-]*\s*=")
 
 
-class HloSyntaxError(ValueError):
+class HloSyntaxError(ChainError):
     """Bad HLO text: `line:column: message`, with the source name when known."""
 
     def __init__(self, message: str, line: int, column: int, source: str | None = None):
-        self.message, self.line, self.column, self.source = message, line, column, source
-        where = f"{source}:{line}:{column}" if source else f"{line}:{column}"
-        super().__init__(f"{where}: {message}")
+        super().__init__(message, f"{source}:{line}:{column}" if source else f"{line}:{column}")
+        self.line, self.column, self.source = line, column, source
 
 
 def read_module(text: str | bytes, source: str | None = None, *,
@@ -61,7 +61,8 @@ def read_module(text: str | bytes, source: str | None = None, *,
         reader = _Reader(text, source)
         module = reader.module()
         if reader.shapeless:
-            infer_shapes(module, reader.shapeless, text, shapes_of or (lambda t: xla_shapes(t, source)))
+            infer_shapes(module, reader.shapeless, text, shapes_of or (lambda t: xla_shapes(t, source)),
+                         read_shape)
             for check in reader.deferred:
                 check()
         return module

@@ -14,19 +14,19 @@ from __future__ import annotations
 
 from typing import Callable
 
-from passes.hlo.ir import Instruction, Module
+from passes.hlo.ir import Instruction, Module, Shape
+from passes.hlo.writer import write_module
 
 
 def infer_shapes(module: Module, shapeless: list[Instruction], original: str,
-                 shapes_of: Callable[[str], dict[str, str]]) -> None:
+                 shapes_of: Callable[[str], dict[str, str]], read_shape: Callable[[str], Shape]) -> None:
     """Give each instruction of `shapeless` the shape XLA infers for it.
     `shapes_of(text)` is XLA's shape of every instruction of a module, by
     name (`xla_shapes`); where XLA refuses the keyed text, its complaint about
     `original`, the user's own text (with the user's line numbers), is what
-    propagates."""
-    from passes.hlo.reader import read_shape
-    from passes.hlo.writer import write_module
-
+    propagates. `read_shape(text)` reads the shape at the start of XLA's
+    printed text (the reader's own `read_shape`: the reader calls this
+    function, so this module does not import it)."""
     prefix = _free_prefix(original)
     instructions = [instr for _, instr in module.instructions()]
     names = [instr.name for instr in instructions]

@@ -8,21 +8,24 @@ One small rule per op family, registered by the op's suffix (`add` serves
 registry and what rules share are in `registry`, the rules in `op_rules`
 (elementwise, shapes, control flow) and `reduction_rules` (reduce,
 reduce_window, dot, convolution, scatter, sort, top_k). An op without a
-rule is refused by name, as is a custom call whose target has none. A
-control-dep custom-call is not here at all: the printer made its result
-alias its data operand.
+rule, or outside the namespaces the executor runs
+(`passes.dialects.EXECUTABLE`), is refused by name, as is a custom call
+whose target has none. A control-dep custom-call is not here at all: the
+printer made its result alias its data operand.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from passes.dialects import EXECUTABLE, namespace
 from printer.penguin import op_rules, reduction_rules  # noqa: F401  (they register the rules)
-from printer.penguin.graph import Block, Instruction, Module, T, Value
+from printer.penguin.graph import Block, Instruction, T, Value
 from printer.penguin.registry import (
     RULES, ExecutionError, UnsupportedOp, dense, numpy_dtype, op_suffix, unsupported)
 
-DIALECTS = ("stablehlo", "mhlo", "func")
+# `module` below is a printer.penguin.module.Module, named in annotations only:
+# that module imports this one (for `Module.execute`), so this one does not import it.
 
 
 def execute(module: Module, *arrays, function: str = "main") -> tuple:
@@ -94,8 +97,7 @@ class Frame:
             raise ExecutionError(f"%{user.name}: operand %{node.name} has no value yet") from None
 
     def run(self, instr: Instruction, operands: list):
-        dialect, _, suffix = instr.opcode.partition(".")
-        fn = RULES.get(suffix) if dialect in DIALECTS else None
+        fn = RULES.get(op_suffix(instr)) if namespace(instr.opcode) in EXECUTABLE else None
         if fn is None:
             raise unsupported(instr)
         try:

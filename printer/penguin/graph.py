@@ -1,10 +1,11 @@
 """The Penguin graph that the emitted program builds: what link #4 targets.
 
-A `Module` holds functions; a function (and every nested block of an op
-with regions) holds instructions in program order. `add_dep_edge(pred,
-succ)` records a `Dependency`: an ordering without data, which `schedule()`
-honours together with the data edges (the "BIR" order). `Module.execute`
-runs a function on numpy arrays in that order (printer.penguin.execute).
+A function (and every nested block of an op with regions) holds
+instructions in program order; `Block.schedule()` orders them by their
+data edges and the `Dependency`s of the module (an ordering without data,
+the "BIR" order). The `Module` that holds the functions and records the
+dependencies is in printer.penguin.module, which imports this module and
+the executor; nothing here imports either.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ class Block:
     arguments: list[Argument] = field(default_factory=list)
     instructions: list[Instruction] = field(default_factory=list)
     parent: Instruction | None = None
-    module: Module | None = None
+    module: Module | None = None  # printer.penguin.module.Module: a name only, not imported
 
     @property
     def args(self) -> list[Argument]:
@@ -196,41 +197,3 @@ class Block:
 
 class Function(Block):
     """A function: a top-level block with a name."""
-
-
-@dataclass(eq=False)
-class Module:
-    name: str
-    functions: list[Function] = field(default_factory=list)
-    dependencies: list[Dependency] = field(default_factory=list)
-
-    def function(self, name: str, arguments: list[tuple[str, T]] = ()) -> Function:
-        fn = Function(name, module=self)
-        fn.arguments = [Argument(n, t if isinstance(t, T) else T(t), fn, i) for i, (n, t) in enumerate(arguments)]
-        self.functions.append(fn)
-        return fn
-
-    def add_dep_edge(self, predecessor: Node, successor: Instruction) -> Dependency:
-        if isinstance(predecessor, Value):
-            predecessor = predecessor.instruction
-        dep = Dependency(predecessor, successor)
-        self.dependencies.append(dep)
-        return dep
-
-    def instructions(self):
-        for fn in self.functions:
-            yield from fn.walk()
-
-    def schedule(self) -> dict[str, list[Instruction]]:
-        """The BIR order of every function (nested blocks are scheduled by `Block.schedule`)."""
-        return {fn.name: fn.schedule() for fn in self.functions}
-
-    def execute(self, *arrays, function: str = "main") -> tuple:
-        """Run `function` on numpy arrays in schedule order: its results, a tuple
-        of arrays (tuples among them flattened). See printer.penguin.execute."""
-        from printer.penguin.execute import execute
-        return execute(self, *arrays, function=function)
-
-    def dep_edges(self) -> set[tuple[str | None, str, str]]:
-        """(computation, predecessor name, successor name) of every dependency."""
-        return {(d.successor.computation, d.predecessor.name, d.successor.name) for d in self.dependencies}

@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from passes.dialects import kind
 from printer.penguin.graph import Instruction
 
 
@@ -80,8 +81,8 @@ def rule(*suffixes: str):
 
 
 def op_suffix(instr: Instruction) -> str:
-    """'add' for stablehlo.add and mhlo.add."""
-    return instr.opcode.partition(".")[2]
+    """'add' for stablehlo.add and mhlo.add (`passes.dialects.kind` of its opcode)."""
+    return kind(instr.opcode)
 
 
 def shape_dtype(instr: Instruction, index: int = 0) -> tuple[tuple[int, ...], np.dtype]:
