@@ -43,8 +43,7 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
     from jaxlib.mlir import ir, passmanager
 
     import pipeline
-    from passes.hlo import read_module, write_module
-    from passes.hlo.preserve_control_deps import PreserveControlDeps
+    from passes.dialects import FUNC_FUNC
     from passes.mlir import MHLO, STABLEHLO, FlattenControlDepTupleOperands
     from pipeline.importer import import_hlo
     from pipeline.mlir_context import make_context, register_passes
@@ -56,11 +55,10 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
         out.append({"figure": name, "size": size, "ratio": round(ours / anchor, 3),
                     "ours_s": round(ours, 4), "anchor_s": round(anchor, 4), **extra})
 
-    # P2: link #1 with its text I/O, against XLA's own parser.
+    # P2: link #1 with its text I/O (the chain up to writing link #1's
+    # output), against XLA's own parser.
     def link1():
-        module = read_module(text)
-        PreserveControlDeps(bundle=True).run(module)
-        return write_module(module)
+        return pipeline.run(text, isolate=False, check=False, bundle=True, stop_after="write").hlo
 
     reified = link1()
     figure("P2", median_time(link1, repeat), median_time(lambda: xla_hlo.hlo_module_from_text(text), repeat))
@@ -76,7 +74,7 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
 
     def anchor_pass(module):
         with context:
-            passmanager.PassManager.parse("builtin.module(func.func(mhlo-flatten-tuple))").run(module.operation)
+            passmanager.PassManager.parse(f"builtin.module({FUNC_FUNC}(mhlo-flatten-tuple))").run(module.operation)
 
     anchor = median_time(anchor_pass, repeat, fresh(mhlo_bytes))
     for dialect, data, name in ((MHLO, mhlo_bytes, "P1 mhlo"), (STABLEHLO, stablehlo_bytes, "P1 stablehlo")):
@@ -104,15 +102,12 @@ def many_predecessors_figure(predecessors: int, repeat: int) -> dict:
     control predecessors, against XLA's parser on the same text."""
     import jaxlib._hlo as xla_hlo
 
-    from passes.hlo import read_module, write_module
-    from passes.hlo.preserve_control_deps import PreserveControlDeps
+    import pipeline
 
     text = many_predecessors(predecessors)
 
     def link1():
-        module = read_module(text)
-        PreserveControlDeps().run(module)
-        return write_module(module)
+        return pipeline.run(text, isolate=False, check=False, stop_after="write").hlo
 
     ours = median_time(link1, repeat)
     anchor = median_time(lambda: xla_hlo.hlo_module_from_text(text), repeat)

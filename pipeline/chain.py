@@ -1,38 +1,78 @@
-"""The whole chain, HLO → Penguin, and the check that proves it: the control
-edges of the HLO equal the dep edges of the executed Penguin program.
+"""The whole chain, HLO → Penguin, as a list of steps, and the check that
+proves it: the control edges of the HLO equal the dep edges of the executed
+Penguin program.
 
     result = pipeline.run("module.txt", dialect="stablehlo")
     result.penguin_source        # the emitted program
     result.module()              # runs it: the Penguin Module
     result.report.lost           # HLO edges missing from the program, with the link to blame
+
+Like XLA's HloPassPipeline, the chain is a list of steps with one shape: a
+`name` and a `run(work)` that says whether it changed the program under work.
+`steps(options)` is that list; `run(..., stop_after=NAME)` stops after a step
+(`hlo2penguin --emit hlo` stops after link #1); `timings` gets each step's
+seconds under its name (the benchmark's stages).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
-from passes.control_dep import ControlDepError, is_control_dep
-from passes.hlo import Module, read_module, write_module
-from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
-from passes.mlir import DIALECTS as DIALECT_OPS
-from passes.mlir import FlattenControlDepTupleOperands
-from printer import hlo_name, print_penguin
+from passes.control_dep import ControlDepError, Fate, is_control_dep, ordered_ops
+from passes.dialects import TUPLE_OPS, dialect
+from passes.hlo import Module, write_module
+from passes.hlo.preserve_control_deps import PreserveControlDeps, PreserveResult
+from passes.locations import hlo_name
+from passes.mlir import SCOPES, FlattenControlDepTupleOperands, FlattenError
+from printer import print_penguin
 from printer.penguin import Module as PenguinModule
-from pipeline.importer import DIALECTS, UnknownDialect, import_hlo
+from pipeline.importer import import_hlo
 from pipeline.report import Report
+from pipeline.sources import load
 from pipeline.verify import verify
 from pipeline.xla import XlaRejected, check_original
 from pipeline.xla import check as xla_check
-from pipeline.xla import shape_inference
 
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
-_TUPLE_OPS = frozenset({"stablehlo.tuple", "mhlo.tuple"})
+
+
+@dataclass(frozen=True)
+class Options:
+    """How the chain runs.
+
+    `reify=False` skips link #1 and `flatten=False` skips link #3, to show
+    what each prevents. `scope` is the functions link #3 walks: the chain
+    walks "all" of them, which after link #2's symbol-dce are `main` and the
+    functions it calls (a GPU command buffer, XLA CPU's outlined loops); with
+    "main", the pass's own default, a tuple-shaped predecessor in a called
+    function stays bundled. `keep_attributes`: link #3 keeps the rebuilt
+    calls' attributes. `isolate`: XLA's parser and importer run in a child
+    process (XLA aborts the process on some input). `debug_info` prints
+    locations (the HLO names) in the MLIR artifacts. `check=False` stops at
+    the Penguin source: no execution, no report (the benchmarks' P3).
+    `source_name` names the input in errors (default: the path, `<hlo
+    text>`, or the module's name)."""
+
+    dialect: str = "stablehlo"
+    bundle: bool = False
+    flatten: bool = True
+    scope: str = "all"
+    keep_attributes: bool = False
+    reify: bool = True
+    isolate: bool = True
+    debug_info: bool = True
+    check: bool = True
+    source_name: str | None = None
+
+    def __post_init__(self):  # before any work: UnknownDialect, FlattenError
+        dialect(self.dialect)
+        if self.flatten and self.scope not in SCOPES:
+            raise FlattenError(f"unknown scope {self.scope!r}: choose one of {', '.join(SCOPES)}")
 
 
 @dataclass
@@ -45,6 +85,7 @@ class ChainResult:
     penguin_source: str      # link #4
     report: Report | None    # None with check=False
     _module: PenguinModule | None = None
+    link1: PreserveResult | None = None  # link #1's own account (None with reify=False)
 
     def module(self) -> PenguinModule:
         """Run the emitted program; its module-level `module`."""
@@ -59,127 +100,182 @@ def execute(penguin_source: str, source: str = "<penguin>") -> PenguinModule:
     return namespace["module"]
 
 
-class UnreadableInput(OSError):
-    """`run` was given a path it cannot read: `cannot read input 'PATH': REASON`
-    (errno, strerror and filename as the OSError behind it)."""
+@dataclass
+class Work:
+    """What the steps hand on to each other."""
 
-    def __init__(self, path: str, reason: OSError):
-        super().__init__(reason.errno, reason.strerror, path)
+    source: object
+    options: Options
+    module: Module | None = None       # our HLO IR (link #1 rewrites it)
+    name: str = ""                     # the module's name in the program
+    where: str = ""                    # the input's name in errors
+    text: str | bytes | None = None    # the text read, None for a Module
+    original: str = ""                 # the HLO before link #1, for the verifier
+    link1: PreserveResult | None = None
+    hlo: str = ""                      # link #1's output
+    mlir: ir.Module | None = None
+    mlir_text: str = ""
+    flat_text: str | None = None
+    after_import: set = field(default_factory=set)   # edges link #2 delivered
+    penguin_source: str = ""
+    program: PenguinModule | None = None
+    report: Report | None = None
 
-    def __str__(self) -> str:
-        return f"cannot read input '{self.filename}': {self.strerror}"
-
-
-def read_path(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as err:
-        raise UnreadableInput(path, err) from None
-
-
-def load_source(source, source_name: str | None = None, *,
-                isolate: bool = True) -> tuple[Module, str, str, str | bytes | None]:
-    """A path, HLO text (str or bytes), or our HLO `Module` → the module, its
-    name, the name of the input in error messages (`source_name` if given),
-    and the text read (None for a `Module`). A str is a path unless it reads
-    as HLO (a line break, or a `{`: every module has a computation body).
-    Where the text leaves shapes out, XLA infers them (in a child process
-    with `isolate`)."""
-    if isinstance(source, Module):
-        return source, source.name, source_name or source.name, None
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
-                                           and "{" not in source and source.strip()):
-        path = os.fspath(source)
-        data = read_path(path)
-        where = source_name or path
-        return read_module(data, where, shapes_of=shape_inference(where, isolate=isolate)), path, where, data
-    if isinstance(source, (str, bytes)):
-        where = source_name or "<hlo text>"
-        module = read_module(source, where, shapes_of=shape_inference(where, isolate=isolate))
-        return module, module.name, where, source
-    text = getattr(source, "hlo_text", None)  # a captured module
-    if isinstance(text, str):
-        name = getattr(source, "name", "<captured>")
-        where = source_name or name
-        return read_module(text, where, shapes_of=shape_inference(where, isolate=isolate)), name, where, text
-    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a passes.hlo.Module")
+    def result(self) -> ChainResult:
+        return ChainResult(self.name, self.options.dialect, self.hlo, self.mlir_text, self.flat_text,
+                           self.penguin_source, self.report, self.program, self.link1)
 
 
-def run(source, dialect: str = "stablehlo", bundle: bool = False, flatten: bool = True, scope: str = "all",
-        keep_attributes: bool = False, *, reify: bool = True, isolate: bool = True,
-        debug_info: bool = True, check: bool = True, timings: dict | None = None,
-        source_name: str | None = None) -> ChainResult:
-    """Run links #1-#4 on `source` and check the invariant on the executed program.
-    `reify=False` skips link #1 and `flatten=False` skips link #3, to show what each prevents.
-    `scope` is the functions link #3 walks; the chain walks "all" of them, which
-    after link #2's symbol-dce are `main` and the functions it calls (a GPU
-    command buffer, XLA CPU's outlined loops): with "main", the pass's own
-    default, a tuple-shaped predecessor in a called function stays bundled.
-    `debug_info` prints locations (the HLO names) in the MLIR artifacts.
-    `check=False` stops at the Penguin source (no execution, no report: the benchmarks' P3).
-    `timings`, if given, receives the seconds each stage took.
-    `source_name` names the input in error messages (default: the path, `<hlo text>`,
-    or the module's name). Bad input raises one of HloSyntaxError, XlaRejected,
-    ImportFailed, ControlDepError, UnreadableInput, UnknownDialect, FlattenError
-    (bad scope): each a one-line message that names the place."""
-    if dialect not in DIALECTS:  # before any work
-        raise UnknownDialect(f"unknown dialect {dialect!r}: choose 'stablehlo' or 'mhlo'")
-    flatten_pass = (FlattenControlDepTupleOperands(DIALECT_OPS[dialect], scope, keep_attributes)
-                    if flatten else None)  # FlattenError on an unknown scope
-    clock = _Clock(timings)
-    module, name, where, text = load_source(source, source_name, isolate=isolate)
-    clock.lap("read")
-    original_text = text if text is not None else write_module(module)  # for the verifier, before link #1
-    fates = {}
-    if reify:
-        for edge in PreserveControlDeps(bundle=bundle).run(module).edges:
-            fates[(edge.computation, edge.predecessor, edge.successor)] = edge
-    clock.lap("link #1")
-    hlo = write_module(module)
-    try:
-        if not isolate:  # with isolate, XLA's parser sees the module in link #2's child process
-            xla_check(hlo, f"{where} after link #1")
-        clock.lap("write + XLA check")
-        mlir = import_hlo(module, dialect, isolate=isolate, source_name=where)
-    except XlaRejected:
-        _explain_rejection(hlo, where, text, isolate)
-        raise
-    clock.lap("link #2")
-    mlir_text = mlir.operation.get_asm(enable_debug_info=debug_info) if check else ""
-    after_import = visible_edges(mlir) if check else set()
-    flat_text = None
-    if flatten:
-        # The pass flattens one level, like the binary; with --bundle a
-        # tuple-shaped predecessor sits one level deeper, so repeat until
-        # nothing changes (at most the nesting depth).
-        while flatten_pass.run(mlir).changed:
-            pass
-        flat_text = mlir.operation.get_asm(enable_debug_info=debug_info) if check else None
-    clock.lap("link #3")
-    try:
-        penguin_source = print_penguin(mlir, name, dialect)
-    except ControlDepError as err:  # a control-dep call with no operand
-        raise _in_hlo(err, module, where) from None
-    clock.lap("link #4")
-    if not check:
-        return ChainResult(name, dialect, hlo, mlir_text, flat_text, penguin_source, None)
-    after_flatten = visible_edges(mlir, through_tuples=False)
-    program = execute(penguin_source, name)
-    report = _report(original_text, where, module, fates if reify else None, after_import, after_flatten,
-                     program, flatten, scope)
-    clock.lap("check")
-    return ChainResult(name, dialect, hlo, mlir_text, flat_text, penguin_source, report, program)
+class Read:
+    name = "read"
+
+    def run(self, work: Work) -> bool:
+        o = work.options
+        loaded = load(work.source, o.source_name, isolate=o.isolate)
+        work.module, work.name, work.where, work.text = loaded.module, loaded.name, loaded.where, loaded.text
+        work.original = loaded.text if loaded.text is not None else write_module(loaded.module)
+        return True
 
 
-def _explain_rejection(hlo: str, where: str, text: str | bytes | None, isolate: bool) -> None:
+class Reify:
+    """Link #1."""
+
+    name = "link #1"
+
+    def run(self, work: Work) -> bool:
+        work.link1 = PreserveControlDeps(bundle=work.options.bundle).run(work.module)
+        return work.link1.changed
+
+
+class Write:
+    """Link #1's output as text."""
+
+    name = "write"
+
+    def run(self, work: Work) -> bool:
+        work.hlo = write_module(work.module)
+        return False
+
+
+class XlaCheck:
+    """XLA's parser's verdict on link #1's output. With `isolate`, XLA's
+    parser reads it in link #2's child process, so this step runs only where
+    the chain stops after link #1."""
+
+    name = "XLA check"
+
+    def run(self, work: Work) -> bool:
+        try:
+            xla_check(work.hlo, f"{work.where} after link #1", isolate=work.options.isolate)
+        except XlaRejected:
+            _explain_rejection(work)
+            raise
+        return False
+
+
+class Import:
+    """Link #2."""
+
+    name = "link #2"
+
+    def run(self, work: Work) -> bool:
+        o = work.options
+        try:
+            work.mlir = import_hlo(work.module, o.dialect, isolate=o.isolate, source_name=work.where)
+        except XlaRejected:
+            _explain_rejection(work)
+            raise
+        if o.check:
+            work.mlir_text = work.mlir.operation.get_asm(enable_debug_info=o.debug_info)
+            work.after_import = visible_edges(work.mlir)
+        return True
+
+
+class Flatten:
+    """Link #3, until nothing changes (the pass flattens one level a run, and
+    --bundle puts a tuple-shaped predecessor one level deeper)."""
+
+    name = "link #3"
+
+    def run(self, work: Work) -> bool:
+        o = work.options
+        flatten = FlattenControlDepTupleOperands(dialect(o.dialect), o.scope, o.keep_attributes,
+                                                 until_unchanged=True)
+        changed = flatten.run(work.mlir).changed
+        if o.check:
+            work.flat_text = work.mlir.operation.get_asm(enable_debug_info=o.debug_info)
+        return changed
+
+
+class Print:
+    """Link #4."""
+
+    name = "link #4"
+
+    def run(self, work: Work) -> bool:
+        try:
+            work.penguin_source = print_penguin(work.mlir, work.name, work.options.dialect)
+        except ControlDepError as err:  # a control-dep call with no operand
+            raise _in_hlo(err, work.module, work.where) from None
+        return False
+
+
+class Check:
+    """Run the program and account for every HLO control edge."""
+
+    name = "check"
+
+    def run(self, work: Work) -> bool:
+        after_flatten = visible_edges(work.mlir, through_tuples=False)
+        work.program = execute(work.penguin_source, work.name)
+        work.report = _report(work, after_flatten)
+        return False
+
+
+def steps(options: Options, stop_after: str | None = None) -> list:
+    """The chain's steps for `options`, up to the step named `stop_after`.
+    Stopping after link #1 includes writing its output and XLA's check of it."""
+    last = XlaCheck.name if stop_after == Reify.name else stop_after
+    check_hlo = not options.isolate or last == XlaCheck.name
+    chain = [Read(), *([Reify()] if options.reify else []), Write(), *([XlaCheck()] if check_hlo else []),
+             Import(), *([Flatten()] if options.flatten else []), Print(), *([Check()] if options.check else [])]
+    if last is None:
+        return chain
+    names = [step.name for step in chain]
+    if last not in names:
+        raise ValueError(f"no step {stop_after!r} in this chain: {', '.join(names)}")
+    return chain[:names.index(last) + 1]
+
+
+def run(source, options: Options | None = None, *, stop_after: str | None = None,
+        timings: dict | None = None, **overrides) -> ChainResult:
+    """Run the chain on `source` (a path, HLO text, a captured module or a
+    `passes.hlo.Module`) and check the invariant on the executed program.
+    Options come as an `Options`, as keywords (`dialect="mhlo"`), or both.
+    `stop_after` names the last step (link #1's output is always written).
+    `timings`, if given, receives the seconds each step took. Bad input raises
+    a `passes.errors.ChainError` (HloSyntaxError, XlaRejected, ImportFailed,
+    ControlDepError, UnreadableInput, UnknownDialect, FlattenError): one line
+    that names the place."""
+    options = dataclasses.replace(options or Options(), **overrides) if overrides else (options or Options())
+    work = Work(source, options)
+    for step in steps(options, stop_after):
+        start = time.perf_counter()
+        step.run(work)
+        if timings is not None:
+            timings[step.name] = time.perf_counter() - start
+    return work.result()
+
+
+def _explain_rejection(work: Work) -> None:
     """XLA refused a text derived from the user's (link #1's output, or link
     #2's keyed copy of it), whose line numbers are not the user's: raise its
     complaint about the user's own text if it has one, else about link #1's
     output. Only on the error path."""
-    if text is not None:
-        check_original(text, where, isolate=isolate)
-    xla_check(hlo, f"{where} after link #1", isolate=isolate)
+    isolate = work.options.isolate
+    if work.text is not None:
+        check_original(work.text, work.where, isolate=isolate)
+    xla_check(work.hlo or write_module(work.module), f"{work.where} after link #1", isolate=isolate)
 
 
 def _in_hlo(err: ControlDepError, module: Module, where: str) -> ControlDepError:
@@ -189,18 +285,7 @@ def _in_hlo(err: ControlDepError, module: Module, where: str) -> ControlDepError
         line = module.computation(computation).instruction(name).line
     except (KeyError, TypeError):
         return err
-    return ControlDepError(f"{where}:{line}", f"%{name}: {err.message}", err.location) if line else err
-
-
-class _Clock:
-    def __init__(self, timings: dict | None):
-        self.timings, self.last = timings, time.perf_counter()
-
-    def lap(self, stage: str) -> None:
-        if self.timings is not None:
-            now = time.perf_counter()
-            self.timings[stage] = now - self.last
-            self.last = now
+    return ControlDepError(f"%{name}: {err.message}", f"{where}:{line}", err.location) if line else err
 
 
 def visible_edges(mlir: ir.Module, through_tuples: bool = True) -> set[tuple[str | None, str, str]]:
@@ -219,7 +304,7 @@ def visible_edges(mlir: ir.Module, through_tuples: bool = True) -> set[tuple[str
                     continue
                 owner = owner.operation
                 inner = [value]
-                if owner.name in _TUPLE_OPS:
+                if owner.name in TUPLE_OPS:
                     if not through_tuples:
                         # Still bundled: the printer takes the tuple op for the
                         # predecessor, whatever HLO name its location carries.
@@ -229,7 +314,7 @@ def visible_edges(mlir: ir.Module, through_tuples: bool = True) -> set[tuple[str
                     o = v.owner
                     loc = ir.BlockArgument(v).location if isinstance(o, ir.Block) else o.operation.location
                     preds.add(hlo_name(loc)[0])
-            for succ in _users(op.results[0]):
+            for succ in ordered_ops(op):
                 name, comp = hlo_name(succ.location)
                 edges.update((comp, p, name) for p in preds)
         return ir.WalkResult.ADVANCE
@@ -238,32 +323,19 @@ def visible_edges(mlir: ir.Module, through_tuples: bool = True) -> set[tuple[str
     return edges
 
 
-def _users(value) -> list:
-    found = []
-    for use in value.uses:
-        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-        if is_control_dep(user) and use.operand_number != len(user.operands) - 1:
-            continue  # a predecessor use orders, it does not feed
-        if is_control_dep(user) or user.name in ("stablehlo.get_tuple_element", "mhlo.get_tuple_element") \
-                or user.name in _TUPLE_OPS:
-            for result in user.results:
-                found += _users(result)
-        else:
-            found.append(user)
-    return found
-
-
-def _report(original_text, where: str, module: Module, fates: dict | None, after_import: set,
-            after_flatten: set, program: PenguinModule, flatten: bool, scope: str) -> Report:
+def _report(work: Work, after_flatten: set) -> Report:
     """The verifier's report (`pipeline.verify`: from the original HLO and the
     executed program alone), with the link to blame for each lost edge: the
     one after which link #1's dep edges are no longer all there."""
-    report = verify(original_text, program, source=where, link1=fates)
+    o, program = work.options, work.program
+    fates = ({(e.computation, e.predecessor, e.successor): e for e in work.link1.edges}
+             if work.link1 is not None else None)
+    report = verify(work.original, program, source=work.where, link1=fates)
     program_edges = program.dep_edges()
-    renamed = {(c.name, i.name): i.operands[0].name for c, i in module.instructions()
+    renamed = {(c.name, i.name): i.operands[0].name for c, i in work.module.instructions()
                if i.opcode in ("send-done", "recv-done")}
     for index, edge in enumerate(report.edges):
-        if edge.fate != "lost":
+        if edge.fate != Fate.LOST:
             continue
         key = (edge.computation, edge.predecessor, edge.successor)
         link1 = fates.get(key) if fates is not None else None
@@ -278,13 +350,13 @@ def _report(original_text, where: str, module: Module, fates: dict | None, after
             missing_text = ", ".join(f"%{p} -> %{s}" for _, p, s in missing)
             if not missing:
                 at, why = LINKS[1], "link #1's dep edges do not order them"
-            elif any(e not in after_import for e in missing):
+            elif any(e not in work.after_import for e in missing):
                 at, why = LINKS[2], f"the imported module does not carry it: {missing_text}"
-            elif not flatten:
+            elif not o.flatten:
                 at, why = LINKS[3], f"the predecessor stayed bundled in a tuple operand (link #3 skipped): {missing_text}"
             elif any(e not in after_flatten for e in missing):
                 at, why = LINKS[3], (f"the predecessor is still bundled in a tuple operand after link #3 "
-                                     f"(scope={scope}; a function outside it keeps its tuples: try scope=all): "
+                                     f"(scope={o.scope}; a function outside it keeps its tuples: try scope=all): "
                                      f"{missing_text}")
             else:
                 at, why = LINKS[4], f"the importer delivered it but the program has no such dep edge: {missing_text}"

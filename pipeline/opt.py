@@ -21,20 +21,16 @@ import sys
 
 from jaxlib.mlir import ir, passmanager
 
-from passes.mlir import BY_MNEMONIC, SCOPES, FlattenControlDepTupleOperands, FlattenError
-from pipeline.cli import UsageError, write_output
+from passes.mlir import BY_MNEMONIC, SCOPES, FlattenControlDepTupleOperands
+from pipeline.cli_support import Parser, UsageError, guarded, write_output
 from pipeline.mlir_context import make_context, register_passes
 
 PROG = "hlo2penguin-opt"
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise UsageError(f"{message} (see '{PROG} --help')")
+_OPTIONS = ("scope", "keep-attributes", "until-unchanged")  # link #3's pipeline options
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Run the control-dep flatten passes (and registered MLIR passes) on MLIR.")
+    p = Parser(prog=PROG, description="Run the control-dep flatten passes (and registered MLIR passes) on MLIR.")
     p.add_argument("input", nargs="?", default="-", metavar="INPUT",
                    help="MLIR text or bytecode file, or '-' for standard input (default)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
@@ -45,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="functions to walk: main (default), first (the binary's reading), all")
     p.add_argument("--keep-attributes", action="store_true",
                    help="rebuilt calls keep their attributes (default: only call_target_name, as the binary)")
+    p.add_argument("--until-unchanged", action="store_true",
+                   help="run link #3 again until nothing changes, as hlo2penguin does (default: once, "
+                        "one level of tuples, as the binary)")
     p.add_argument("--pass-pipeline", metavar="PIPELINE",
                    help="a textual pipeline, e.g. 'builtin.module(flatten-control-dep-tuple-operands,canonicalize)'")
     p.add_argument("--debug-info", action="store_true", help="print locations")
@@ -52,25 +51,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-        if args.passes and args.pass_pipeline:
-            raise UsageError("give either pass flags or --pass-pipeline, not both")
-        context = make_context()
-        module = parse_input(args.input, context)
-        pm = build_pass_manager(context, args.pass_pipeline, args.passes or [],
-                                scope=args.scope, keep_attributes=args.keep_attributes)
-        run(pm, module)
-        write_output(args.output, module.operation.get_asm(enable_debug_info=args.debug_info) + "\n")
-    except (UsageError, FlattenError) as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        sys.stderr.close()
-    except Exception as err:  # a bug, but the user still gets one line, not a traceback
-        print(f"{PROG}: error: internal error ({type(err).__name__}: {err}); "
-              "please report it with the input", file=sys.stderr)
-        return 2
+    return guarded(PROG, lambda: _main(argv))
+
+
+def _main(argv: list[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.passes and args.pass_pipeline:
+        raise UsageError("give either pass flags or --pass-pipeline, not both")
+    context = make_context()
+    module = parse_input(args.input, context)
+    pm = build_pass_manager(context, args.pass_pipeline, args.passes or [], scope=args.scope,
+                            keep_attributes=args.keep_attributes, until_unchanged=args.until_unchanged)
+    run(pm, module)
+    write_output(args.output, module.operation.get_asm(enable_debug_info=args.debug_info) + "\n")
     return 0
 
 
@@ -156,8 +149,8 @@ def _short_location(location) -> str:
 _ELEMENT_OPTIONS = re.compile(r"([A-Za-z0-9_\-]+)=([^ }]+)")
 
 
-def build_pass_manager(context: ir.Context, pipeline: str | None, flags: list[str], *,
-                       scope: str = "main", keep_attributes: bool = False) -> passmanager.PassManager:
+def build_pass_manager(context: ir.Context, pipeline: str | None, flags: list[str], *, scope: str = "main",
+                       keep_attributes: bool = False, until_unchanged: bool = False) -> passmanager.PassManager:
     """A PassManager on builtin.module: our mnemonics become Python passes,
     everything else is MLIR's own textual pipeline."""
     register_passes()
@@ -166,12 +159,15 @@ def build_pass_manager(context: ir.Context, pipeline: str | None, flags: list[st
         elements = ([(m, {}) for m in flags] if pipeline is None else _split_pipeline(pipeline))
         for element, options in elements:
             if element in BY_MNEMONIC:
-                unknown = set(options) - {"scope", "keep-attributes"}
+                unknown = set(options) - set(_OPTIONS)
                 if unknown:
                     raise UsageError(f"{element}: unknown option(s) {', '.join(sorted(unknown))}; "
-                                     "it takes scope=main|first|all and keep-attributes=true|false")
+                                     "it takes scope=main|first|all, keep-attributes=true|false "
+                                     "and until-unchanged=true|false")
                 keep = options.get("keep-attributes", str(keep_attributes)).lower() in ("1", "true")
-                FlattenControlDepTupleOperands(BY_MNEMONIC[element], options.get("scope", scope), keep).add_to(pm)
+                again = options.get("until-unchanged", str(until_unchanged)).lower() in ("1", "true")
+                FlattenControlDepTupleOperands(BY_MNEMONIC[element], options.get("scope", scope), keep,
+                                               until_unchanged=again).add_to(pm)
             else:
                 try:
                     pm.add(element)

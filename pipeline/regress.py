@@ -13,7 +13,6 @@ regression; `--update-goldens` rewrites the goldens instead of comparing.
 
 from __future__ import annotations
 
-import argparse
 import concurrent.futures
 import hashlib
 import json
@@ -23,7 +22,9 @@ import re
 import sys
 from dataclasses import asdict, dataclass, field
 
-DIALECTS = ("stablehlo", "mhlo")
+from passes.dialects import DIALECTS
+from pipeline.cli_support import Parser, UsageError, guarded
+
 DEFAULT_DIR = os.path.join("tests", "corpus")
 
 
@@ -68,9 +69,9 @@ def programs(directory: str) -> list[str]:
     try:
         names = sorted(f[: -len(".jaxexport")] for f in os.listdir(directory) if f.endswith(".jaxexport"))
     except OSError as err:
-        raise ValueError(f"cannot read corpus folder '{directory}': {err.strerror}") from None
+        raise UsageError(f"cannot read corpus folder '{directory}': {err.strerror}") from None
     if not names:
-        raise ValueError(f"'{directory}' holds no .jaxexport artifacts; "
+        raise UsageError(f"'{directory}' holds no .jaxexport artifacts; "
                          "regenerate them with tests/corpus/regenerate.py")
     return names
 
@@ -237,22 +238,20 @@ def _progress_bar(stream):
 
 
 def main(argv: list[str], prog: str = "hlo2penguin regress") -> int:
-    from pipeline.cli import UsageError, _Parser
-
-    parser = _Parser(prog=prog, description="Run the chain over a corpus of jax.export artifacts and compare with goldens.")
+    parser = Parser(prog=prog, description="Run the chain over a corpus of jax.export artifacts and compare with goldens.")
     parser.add_argument("directory", nargs="?", default=DEFAULT_DIR, metavar="DIR",
                         help=f"corpus folder (default: {DEFAULT_DIR})")
     parser.add_argument("--update-goldens", action="store_true", help="rewrite the goldens instead of comparing")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="programs in parallel processes")
     parser.add_argument("--json", action="store_true", help="one JSON object per row instead of the table")
-    try:
-        args = parser.parse_args(argv)
-        if args.jobs < 1:
-            raise UsageError("--jobs takes a whole number of at least 1")
-        summary = run(args.directory, args.update_goldens, args.jobs, _progress_bar(sys.stderr))
-    except (UsageError, ValueError) as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        return 2
+    return guarded(prog, lambda: _main(parser, argv))
+
+
+def _main(parser, argv: list[str]) -> int:
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        raise UsageError("--jobs takes a whole number of at least 1")
+    summary = run(args.directory, args.update_goldens, args.jobs, _progress_bar(sys.stderr))
     if args.json:
         sys.stdout.write("".join(json.dumps(asdict(r)) + "\n" for r in summary.rows))
     else:

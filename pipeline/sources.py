@@ -1,5 +1,6 @@
 """Where HLO with control edges comes from: a JAX function, a `jax.export`
-artifact, or an XLA dump folder.
+artifact, or an XLA dump folder; and `load`, which reads any of the chain's
+inputs (a path, HLO text, a captured module) into our HLO IR.
 
 XLA adds control edges while it compiles (copy insertion orders the copies it
 adds against the in-place writes they protect), so the modules worth feeding
@@ -30,10 +31,12 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from passes.hlo import read_module
+from passes.errors import ChainError
+from passes.hlo import Module, read_module
+from pipeline.xla import shape_inference
 
-__all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "from_dump_dir", "from_export", "from_jax",
-           "is_hlo_dump_name"]
+__all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "Loaded", "UnreadableInput", "from_dump_dir",
+           "from_export", "from_jax", "is_hlo_dump_name", "load", "read_path"]
 
 DEFAULT_PASS_RE = "copy-insertion"
 
@@ -274,3 +277,60 @@ def _first_line(err: BaseException) -> str:
     line = text.splitlines()[0] if text else ""
     return f"{type(err).__name__}: {line}" if line else type(err).__name__
 
+
+
+# -- what the chain reads: a path, HLO text, a captured module or our IR -----------------
+
+
+class UnreadableInput(ChainError, OSError):
+    """A path that cannot be read: `cannot read input 'PATH': REASON`, with
+    the errno, strerror and filename of the OSError behind it."""
+
+    def __init__(self, path: str, reason: OSError):
+        super().__init__(f"cannot read input '{path}': {reason.strerror}")
+        self.errno, self.strerror, self.filename = reason.errno, reason.strerror, path
+
+
+def read_path(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise UnreadableInput(path, err) from None
+
+
+@dataclass
+class Loaded:
+    """An input, read: our HLO `Module`, its name, the name errors give the
+    input, and the text read (None for a `Module`)."""
+
+    module: Module
+    name: str
+    where: str
+    text: str | bytes | None
+
+
+def load(source, source_name: str | None = None, *, isolate: bool = True) -> Loaded:
+    """A path, HLO text (str or bytes), a captured module or our HLO `Module`,
+    read. A str is a path unless it reads as HLO (a line break, or a `{`:
+    every module has a computation body). `source_name` names the input in
+    errors. Where the text leaves shapes out, XLA infers them (in a child
+    process with `isolate`)."""
+    if isinstance(source, Module):
+        return Loaded(source, source.name, source_name or source.name, None)
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
+                                           and "{" not in source and source.strip()):
+        path = os.fspath(source)
+        data = read_path(path)
+        where = source_name or path
+        return Loaded(read_module(data, where, shapes_of=shape_inference(where, isolate=isolate)), path, where, data)
+    if isinstance(source, (str, bytes)):
+        where = source_name or "<hlo text>"
+        module = read_module(source, where, shapes_of=shape_inference(where, isolate=isolate))
+        return Loaded(module, module.name, where, source)
+    text = getattr(source, "hlo_text", None)  # a CapturedModule
+    if isinstance(text, str):
+        name = getattr(source, "name", "<captured>")
+        where = source_name or name
+        return Loaded(read_module(text, where, shapes_of=shape_inference(where, isolate=isolate)), name, where, text)
+    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a passes.hlo.Module")

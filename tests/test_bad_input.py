@@ -46,7 +46,7 @@ from passes.control_dep import CONTROL_DEP_TARGET, ControlDepError, is_control_d
 from passes.hlo import HloSyntaxError, read_module
 from passes.mlir import STABLEHLO, FlattenControlDepTupleOperands, FlattenResult
 from pipeline import cli, opt
-from pipeline.chain import UnreadableInput
+from pipeline.sources import UnreadableInput
 from pipeline.importer import ImportFailed, UnknownDialect, import_hlo
 from pipeline.mlir_context import make_context
 from pipeline.xla import XlaRejected, parse_with_xla

@@ -1,0 +1,83 @@
+"""The chain as a list of steps: which steps run for which options, stopping
+after one, timing each by name; and link #1's pass object, which holds its
+options and nothing of a run."""
+
+from __future__ import annotations
+
+import pytest
+
+import pipeline
+from passes.hlo import read_module, write_module
+from passes.hlo.preserve_control_deps import PreserveControlDeps
+from pipeline.chain import Options, steps
+from pipeline.example import EXAMPLE_HLO
+from pipeline.xla import canonical_text
+
+LINKS = ["read", "link #1", "write", "link #2", "link #3", "link #4", "check"]
+
+
+def names(options: Options, stop_after: str | None = None) -> list[str]:
+    return [step.name for step in steps(options, stop_after)]
+
+
+def test_the_default_chain_is_the_four_links_between_reading_and_checking():
+    assert names(Options()) == LINKS
+
+
+def test_options_take_their_steps_out():
+    assert names(Options(reify=False)) == [s for s in LINKS if s != "link #1"]
+    assert names(Options(flatten=False)) == [s for s in LINKS if s != "link #3"]
+    assert names(Options(check=False)) == LINKS[:-1]
+    # Not isolated, nothing else parses link #1's output before the importer: XLA checks it.
+    assert names(Options(isolate=False)) == LINKS[:3] + ["XLA check"] + LINKS[3:]
+
+
+def test_stopping_after_link_1_writes_its_output_and_has_xla_check_it():
+    assert names(Options(), "link #1") == ["read", "link #1", "write", "XLA check"]
+    assert names(Options(), "link #3") == LINKS[:5]
+    with pytest.raises(ValueError, match="no step 'link #3' in this chain"):
+        steps(Options(flatten=False), "link #3")
+
+
+def test_timings_hold_each_step_that_ran_by_name():
+    timings: dict = {}
+    result = pipeline.run(EXAMPLE_HLO, isolate=False, stop_after="link #1", timings=timings)
+    assert list(timings) == ["read", "link #1", "write", "XLA check"]
+    assert all(seconds >= 0 for seconds in timings.values())
+    assert result.penguin_source == "" and result.report is None  # nothing after link #1 ran
+    timings.clear()
+    pipeline.run(EXAMPLE_HLO, isolate=False, timings=timings)
+    assert list(timings) == names(Options(isolate=False))
+
+
+def test_the_chain_stopped_after_link_1_writes_what_xla_reads_as_link_1_s_output():
+    # Oracle: XLA's printing of link #1 run by hand on our reading of the text.
+    module = read_module(EXAMPLE_HLO)
+    PreserveControlDeps().run(module)
+    result = pipeline.run(EXAMPLE_HLO, stop_after="link #1")
+    assert "AwsNeuronControlDep" in result.hlo
+    assert canonical_text(result.hlo) == canonical_text(write_module(module))
+    assert result.link1.summary() == PreserveControlDeps().run(read_module(EXAMPLE_HLO)).summary()
+
+
+def test_options_and_keywords_combine_and_bad_ones_fail_before_any_work(tmp_path):
+    missing = str(tmp_path / "no-such.hlo")
+    with pytest.raises(ValueError, match="unknown dialect 'mlho'"):
+        pipeline.run(missing, Options(), dialect="mlho")  # not "cannot read input"
+    with pytest.raises(ValueError, match="unknown scope 'everything'"):
+        pipeline.run(missing, Options(scope="everything"))
+    result = pipeline.run(EXAMPLE_HLO, Options(dialect="mhlo", isolate=False), check=False)
+    assert result.dialect == "mhlo" and result.report is None and "mhlo." in result.mlir + result.penguin_source
+
+
+def test_link_1_s_pass_object_keeps_nothing_of_a_run():
+    reused = PreserveControlDeps(bundle=True)
+    before = dict(vars(reused))
+    first, second = read_module(EXAMPLE_HLO), read_module(EXAMPLE_HLO.replace("ENTRY %main", "ENTRY %other"))
+    reused.run(first)
+    assert vars(reused) == before
+    reused.run(second)
+    fresh = read_module(EXAMPLE_HLO.replace("ENTRY %main", "ENTRY %other"))
+    PreserveControlDeps(bundle=True).run(fresh)
+    # A second run of the same object names its calls as a fresh object does.
+    assert write_module(second) == write_module(fresh)
