@@ -28,6 +28,9 @@ _NAME = re.compile(r"%?([A-Za-z0-9_][A-Za-z0-9_.\-]*)")
 _OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
 _ATTRIBUTE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _DTYPE = re.compile(r"[a-z][a-z0-9]*(?=\[)")
+# The device-axes group of XLA 0.12's mesh replica groups, `replica_groups=mesh['d'=4] {'d'}`:
+# the one attribute value with a space in it.
+_MESH_AXES = re.compile(r"(?<=\])[ \t]+(?=\{)")
 _INDEX = re.compile(r"#([0-9]+)")
 _INTEGER = re.compile(r"-?[0-9]+")
 _BLANKS = re.compile(r"[ \t\r\n]*")
@@ -186,6 +189,9 @@ class _Reader:
                                      "%d:%d" % self.where(opened), i)
                 depth -= 1
             elif depth == 0 and (c == "," or (stop_at_space and c in " \t\r\n")):
+                if c in " \t" and _MESH_AXES.match(text, i):
+                    i = _MESH_AXES.match(text, i).end()  # `mesh['d'=4] {'d'}` (XLA 0.12): one value
+                    continue
                 break
             i += 1
         if stack:
@@ -557,10 +563,14 @@ class _Reader:
         existing = self._gtes.get((tuple_instr, index))
         if existing is not None:
             return existing
-        # Clear of every name in the text, so that no later definition collides.
-        name = f"{tuple_instr.name}.gte{index}"
-        while name in scope or name in self.words():
-            name += "_"
+        # Named as XLA (0.11 and later) names it, `t_1`, then `t_1.1`, ...: clear of
+        # every name in the text and of every name the reader made.
+        base = name = f"{tuple_instr.name}_{index}"
+        n = 0
+        while name in self._anonymous or name in scope or name in self.words():
+            n += 1
+            name = f"{base}.{n}"
+        self._anonymous.add(name)
         gte = self.new_instruction(name, shape, "get-tuple-element", pos)
         gte.operands.append(tuple_instr)
         gte.attributes.append(("index", str(index)))
