@@ -83,7 +83,9 @@ def read_hlo(text: str, source: str | None = None) -> dict[str, list[HloInstruct
     from pipeline.xla import TUPLE_ELEMENT_OPERAND
 
     ours = read_module(text, source)
-    if TUPLE_ELEMENT_OPERAND.search(text):  # `%t#i`, which jaxlib 0.10.2's parser does not read
+    if TUPLE_ELEMENT_OPERAND.search(text):
+        # `%t#i`: jaxlib 0.10.2's parser does not read it, and 0.12's orders the
+        # get-tuple-elements it makes otherwise than the text: explicit ones align.
         text = write_module(ours)
     try:
         xla = parse_with_xla(text, source)

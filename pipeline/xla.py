@@ -9,12 +9,13 @@ import sys
 
 from passes.hlo.shapes import xla_shapes
 from passes.hlo.xla import XlaRejected, canonical_text, parse_with_xla, refusal
+from pipeline.versions import xla_reads_tuple_element_operands
 
 __all__ = ["XlaRejected", "abort_reason", "aborted", "canonical_text", "check", "check_original",
            "first_said", "parse_with_xla", "refusal", "shape_inference"]
 
 
-# The `%t#i` operand newer XLA prints; jaxlib 0.10.2's parser does not know it.
+# The `%t#i` operand; jaxlib 0.10.2's parser does not know it (pipeline.versions).
 TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
 
 
@@ -74,6 +75,8 @@ def abort_reason(stderr: str) -> str:
 # glog's line prefix, `E1129 22:41:57.883276   10205 status_macros.cc:58] `, in any month.
 _LOG_LINE = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]\s?(.*)")
 _STACK_TRACE = re.compile(r"\*\*\* Begin stack trace \*\*\*.*?(?:\*\*\* End stack trace \*\*\*|\Z)", re.S)
+# What XLA 0.12 prints after an error status: the source files it passed through, up to a blank line.
+_SOURCE_TRACE = re.compile(r"^=== Source Location Trace: ===[ \t]*$.*?(?:^\s*$|\Z)", re.S | re.M)
 
 
 def first_said(text: str, skip: tuple[str, ...] = ()) -> str | None:
@@ -81,7 +84,7 @@ def first_said(text: str, skip: tuple[str, ...] = ()) -> str | None:
     line, not in a stack trace, not blank, not starting with `skip`; else the
     message of its first error log line (prefix cut); else None."""
     logged = []
-    for line in _STACK_TRACE.sub("", text).splitlines():
+    for line in _SOURCE_TRACE.sub("", _STACK_TRACE.sub("", text)).splitlines():
         line = line.strip()
         if not line or line.startswith(skip):
             continue
@@ -100,8 +103,8 @@ def check_original(original: str | bytes, source: str | None, *, isolate: bool =
     the user's line. Only on the error path: a module XLA accepts is parsed once."""
     if isinstance(original, bytes):
         original = original.decode("utf-8", "replace")
-    if TUPLE_ELEMENT_OPERAND.search(original):  # jaxlib 0.10.2 would reject `%t#i` itself
-        return
+    if TUPLE_ELEMENT_OPERAND.search(original) and not xla_reads_tuple_element_operands():
+        return  # this XLA would refuse the `%t#i` itself, not what it refused in our text
     try:
         check(original, source, isolate=isolate)
     except XlaRejected as err:

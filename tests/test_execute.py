@@ -26,6 +26,8 @@ from jax_programs import PROGRAMS, capture_dumps, corpus
 from pipeline.example import EXAMPLE_HLO
 from pipeline.mlir_context import make_context
 from pipeline.sources import from_export
+from pipeline.versions import REFERENCE_SCATTER_WRITES_ITS_OPERAND
+from pipeline.xla import canonical_text
 from printer.attributes import attribute_source
 from printer.penguin import ExecutionError, UnsupportedOp, dense, reduction_rules
 
@@ -801,7 +803,10 @@ def test_compare_types(dialect):
     total, partial, unsigned = run(COMPARE_TYPES, dialect).module().execute(a, b, c, d)
     np.testing.assert_array_equal(total, [True, True, True, True, True, False])  # -NaN < -Inf < -0 < +0 < NaN
     np.testing.assert_array_equal(partial, [False, True, False, False, False, False])
-    np.testing.assert_array_equal(unsigned, [False, True, True])  # -1 is 0xFFFFFFFF
+    if "type=UNSIGNED" in canonical_text(COMPARE_TYPES):  # XLA 0.10.2 keeps the type ...
+        np.testing.assert_array_equal(unsigned, [False, True, True])  # -1 is 0xFFFFFFFF
+    else:  # ... 0.12's parser drops it: s32 compares signed (pipeline.versions)
+        np.testing.assert_array_equal(unsigned, [True, False, True])
 
 
 BITCAST_LAYOUTS = """\
@@ -937,7 +942,7 @@ def eval_module(module: ir.Module, args) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("program", [
     pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="eval_module's scatter writes into its operand"))
-    if p in SCATTER_ALIASES else p for p in BY_NAME])
+    if p in SCATTER_ALIASES and REFERENCE_SCATTER_WRITES_ITS_OPERAND else p for p in BY_NAME])
 def test_reference_interpreter_agrees(program):
     fn, args = BY_NAME[program]
     want = expected(fn, args)
@@ -954,7 +959,8 @@ def test_modules_after_copy_insertion_are_not_pure_stablehlo():
         assert not pure_stablehlo(module)  # mhlo.copy and friends: eval_module would abort
 
 
-@pytest.mark.xfail(strict=True, reason="eval_module's scatter writes into its operand (jaxlib 0.10.2)")
+@pytest.mark.xfail(REFERENCE_SCATTER_WRITES_ITS_OPERAND, strict=True,
+                   reason="eval_module's scatter writes into its operand (jaxlib 0.10.2; fixed in 0.12)")
 def test_reference_interpreter_scatter_leaves_its_operand_alone():
     with make_context(), ir.Location.unknown():
         module = ir.Module.parse("""

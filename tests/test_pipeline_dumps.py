@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,9 +56,16 @@ REFUSED = {
     # recv-done reads a get-tuple-element, which XLA's parser accepts and its
     # proto reader (inside the importer) does not.
     "gpu_pipelined_p2p_loop.hlo":
-        "link #2 (XLA's importer): INTERNAL: RET_CHECK failure (external/xla/xla/hlo/ir/hlo_instruction.cc:545) "
+        "link #2 (XLA's importer): INTERNAL: RET_CHECK failure (hlo_instruction.cc) "
         "DynCast<HloRecvInstruction>(operands(0)) != nullptr RecvDone must take the context operand from Recv",
 }
+
+
+def xla_words(message: str) -> str:
+    """The message with XLA's source position cut to the file's name: the
+    line number and the build path (`external/xla/xla/...:545`, `external/
+    xla+/xla/...:568`) change from one jaxlib to the next, the words do not."""
+    return re.sub(r"\((?:[\w.+-]+/)*([\w.-]+\.cc):\d+\)", r"(\1)", message)
 WORKING = [name for name in FILES if name not in REFUSED]
 
 # Collectives whose asynchronous form imports as stablehlo.async_start, which
@@ -175,7 +183,7 @@ def test_modules_xla_refuses_give_one_line(name, dialect, bundle):
     path = str(HERE / name)
     with pytest.raises(ImportFailed) as err:
         pipeline.run(path, dialect=dialect, bundle=bundle)  # isolate=True: what the CLI does
-    assert str(err.value) == f"{path}: {REFUSED[name]}"
+    assert xla_words(str(err.value)) == f"{path}: {REFUSED[name]}"
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -183,7 +191,7 @@ def test_refusals_are_xlas_own_not_caused_by_link_1(name):
     path = str(HERE / name)
     with pytest.raises(ImportFailed) as err:
         pipeline.run(path, reify=False, isolate=False)
-    assert str(err.value) == f"{path}: {REFUSED[name]}"
+    assert xla_words(str(err.value)) == f"{path}: {REFUSED[name]}"
 
 
 def test_cli_refusal_is_one_line_on_stderr_and_exit_2(capsys):
@@ -191,7 +199,7 @@ def test_cli_refusal_is_one_line_on_stderr_and_exit_2(capsys):
     assert cli.main([path, "--emit", "report", "--check"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == f"hlo2penguin: error: {path}: {REFUSED['gpu_combined_all_reduce.hlo']}\n"
+    assert xla_words(captured.err) == f"hlo2penguin: error: {path}: {REFUSED['gpu_combined_all_reduce.hlo']}\n"
 
 
 def test_cli_check_passes_on_a_dump_with_preserved_and_rerouted_edges(capsys):
