@@ -9,6 +9,12 @@ Penguin program run with numpy equals JAX's output), and the golden (the edge
 report and a hash of the Penguin program are what they were). Numerics that
 fail, or turn "unsupported: <op>", count as a regression. Exit 1 on any
 regression; `--update-goldens` rewrites the goldens instead of comparing.
+
+Goldens across jax releases: each record holds the report and the hash as
+the jax named in its `"jax"` wrote them, and under `"by_jax"` what another
+release's XLA changed (only the fields that differ). `--update-goldens` on
+the record's own jax rewrites the record; on another, only its `by_jax`
+entry. The table's first line names the jax it ran with.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 from passes.dialects import DIALECTS
+from pipeline import versions
 from pipeline.cli_support import Parser, UsageError, guarded
 
 DEFAULT_DIR = os.path.join("tests", "corpus")
@@ -42,6 +49,7 @@ class Row:
     numerics: str = "n/a"   # ok | FAIL … | unsupported: op | n/a
     golden: str = "n/a"     # ok | changed … | new | updated
     error: str = ""
+    jax: str = versions.JAX  # the release it ran with
 
     @property
     def regressed(self) -> bool:
@@ -86,7 +94,7 @@ def check_program(directory: str, name: str, update: bool) -> list[Row]:
     rows: list[Row] = []
     golden_path = os.path.join(directory, "goldens", f"{name}.json")
     golden = _load_json(golden_path)
-    fresh: dict = {}
+    fresh: dict = {}  # module → dialect → the golden record after this run
     try:
         captured = from_export(os.path.join(directory, f"{name}.jaxexport"))
     except Exception as err:  # one program's failure is a row, not the end of the run
@@ -108,12 +116,16 @@ def check_program(directory: str, name: str, update: bool) -> list[Row]:
             row.numerics = _numerics(result.module(), inputs, expected, np)
             record = {"report": result.report.as_dict(),
                       "penguin_sha256": hashlib.sha256(result.penguin_source.encode()).hexdigest()}
-            fresh.setdefault(captured_module.name, {})[dialect] = record
-            row.golden = _compare(golden, captured_module.name, dialect, record, update)
+            old = (golden or {}).get(captured_module.name, {}).get(dialect)
+            fresh.setdefault(captured_module.name, {})[dialect] = _updated(old, record)
+            row.golden = "updated" if update else _compare(golden, old, record)
     if update:
+        # Modules this jax does not dump keep their records (another release dumps them).
+        kept = {m: d for m, d in (golden or {}).items() if m not in fresh and any(
+            r.get("jax") != versions.JAX for r in d.values())}
         os.makedirs(os.path.dirname(golden_path), exist_ok=True)
         with open(golden_path, "w", encoding="utf-8") as f:
-            json.dump(fresh, f, indent=1, sort_keys=True)
+            json.dump({**kept, **fresh}, f, indent=1, sort_keys=True)
             f.write("\n")
     return rows
 
@@ -141,17 +153,39 @@ def _numerics(module, inputs, expected, np) -> str:
     return "ok"
 
 
-def _compare(golden: dict | None, module: str, dialect: str, record: dict, update: bool) -> str:
-    if update:
-        return "updated"
-    if golden is None:
+_GOLDEN_FIELDS = ("report", "penguin_sha256")
+
+
+def _expected(old: dict) -> dict:
+    """What a golden record expects of this jax: its own fields, with what
+    this release's XLA changed in their place."""
+    return {**{k: old[k] for k in _GOLDEN_FIELDS}, **old.get("by_jax", {}).get(versions.JAX, {})}
+
+
+def _updated(old: dict | None, record: dict) -> dict:
+    """The golden record once this run's `record` is written into it."""
+    if old is None or old.get("jax", versions.JAX) == versions.JAX:
+        new = {**record, "jax": versions.JAX}
+        if old and old.get("by_jax"):
+            new["by_jax"] = old["by_jax"]
+        return new
+    new = {k: v for k, v in old.items() if k != "by_jax"}
+    by_jax = {v: d for v, d in old.get("by_jax", {}).items() if v != versions.JAX}
+    changed = {k: record[k] for k in _GOLDEN_FIELDS if record[k] != old[k]}
+    if changed:
+        by_jax[versions.JAX] = changed
+    if by_jax:
+        new["by_jax"] = by_jax
+    return new
+
+
+def _compare(golden: dict | None, old: dict | None, record: dict) -> str:
+    if golden is None or old is None:
         return "missing"
-    old = golden.get(module, {}).get(dialect)
-    if old is None:
-        return "missing"
-    if old["report"] != record["report"]:
+    expected = _expected(old)
+    if expected["report"] != record["report"]:
         return "changed: edge report"
-    if old["penguin_sha256"] != record["penguin_sha256"]:
+    if expected["penguin_sha256"] != record["penguin_sha256"]:
         return "changed: penguin program"
     return "ok"
 
@@ -215,7 +249,7 @@ def table(summary: Summary) -> str:
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines) + "\n"
+    return f"jax {versions.JAX}, jaxlib {versions.JAXLIB}\n" + "\n".join(lines) + "\n"
 
 
 def _short(module: str, program: str) -> str:

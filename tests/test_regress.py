@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from pipeline import cli, regress
+from pipeline import cli, regress, versions
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 
@@ -40,7 +40,8 @@ def test_every_row_agrees_with_jax_and_its_golden(corpus_run):
 def test_table_counts_every_row(corpus_run):
     text = regress.table(corpus_run)
     lines = text.splitlines()
-    assert len(lines) == len(corpus_run.rows) + 3  # header, rule, total
+    assert len(lines) == len(corpus_run.rows) + 4  # jax, header, rule, total
+    assert lines[0] == f"jax {versions.JAX}, jaxlib {versions.JAXLIB}"
     t = corpus_run.totals()
     assert lines[-1].startswith("total") and "0 regressions" in lines[-1]
     assert f"{t['rows']} ok, 0 unsupported" in lines[-1]
@@ -106,3 +107,32 @@ def test_bad_usage_is_one_line_and_exit_2(argv, needle, capsys):
 def test_an_empty_folder_says_how_to_make_a_corpus(tmp_path, capsys):
     assert cli.main(["regress", str(tmp_path)]) == 2
     assert "regenerate" in capsys.readouterr().err
+
+
+def test_goldens_keep_what_another_jax_changed_beside_the_record(monkeypatch):
+    """A record is its own jax's; another release's update stores only the
+    fields its XLA changed, and each release compares with its own."""
+    base_report = {"totals": {"edges": 1}}
+    monkeypatch.setattr(versions, "JAX", "0.10.2")
+    record = regress._updated(None, {"report": base_report, "penguin_sha256": "a"})
+    assert record == {"report": base_report, "penguin_sha256": "a", "jax": "0.10.2"}
+    monkeypatch.setattr(versions, "JAX", "0.12.0.1")
+    assert regress._compare({}, record, {"report": base_report, "penguin_sha256": "b"}) == "changed: penguin program"
+    record = regress._updated(record, {"report": base_report, "penguin_sha256": "b"})
+    assert record["penguin_sha256"] == "a" and record["by_jax"] == {"0.12.0.1": {"penguin_sha256": "b"}}
+    assert regress._compare({}, record, {"report": base_report, "penguin_sha256": "b"}) == "ok"
+    monkeypatch.setattr(versions, "JAX", "0.10.2")  # the record's own jax still expects its own
+    assert regress._compare({}, record, {"report": base_report, "penguin_sha256": "a"}) == "ok"
+    assert regress._compare({}, record, {"report": base_report, "penguin_sha256": "b"}) == "changed: penguin program"
+    # Its own update keeps the other release's entry; an update that agrees with the record drops it.
+    record = regress._updated(record, {"report": base_report, "penguin_sha256": "a"})
+    assert record["by_jax"] == {"0.12.0.1": {"penguin_sha256": "b"}}
+    monkeypatch.setattr(versions, "JAX", "0.12.0.1")
+    assert "by_jax" not in regress._updated(record, {"report": base_report, "penguin_sha256": "a"})
+
+
+def test_the_corpus_goldens_name_their_jax_and_hold_on_this_one(corpus_run):
+    goldens = [json.load(open(os.path.join(CORPUS, "goldens", f))) for f in os.listdir(os.path.join(CORPUS, "goldens"))]
+    records = [r for g in goldens for d in g.values() for r in d.values()]
+    assert records and all(r["jax"] == "0.10.2" for r in records)  # JAX_RELEASE: the artifacts' jax
+    assert all(r.golden == "ok" for r in corpus_run.rows)
