@@ -158,9 +158,8 @@ class Write:
 
 
 class XlaCheck:
-    """XLA's parser's verdict on link #1's output. With `isolate`, XLA's
-    parser reads it in link #2's child process, so this step runs only where
-    the chain stops after link #1."""
+    """XLA's parser's verdict on link #1's output, where the chain stops
+    after link #1 (otherwise link #2's parse of it is the verdict)."""
 
     name = "XLA check"
 
@@ -236,8 +235,10 @@ def steps(options: Options, stop_after: str | None = None) -> list:
     """The chain's steps for `options`, up to the step named `stop_after`.
     Stopping after link #1 includes writing its output and XLA's check of it."""
     last = XlaCheck.name if stop_after == Reify.name else stop_after
-    check_hlo = not options.isolate or last == XlaCheck.name
-    chain = [Read(), *([Reify()] if options.reify else []), Write(), *([XlaCheck()] if check_hlo else []),
+    # Link #2 has XLA's parser read link #1's output (in its child process
+    # with `isolate`): only a chain that stops before it checks it apart.
+    chain = [Read(), *([Reify()] if options.reify else []), Write(),
+             *([XlaCheck()] if last == XlaCheck.name else []),
              Import(), *([Flatten()] if options.flatten else []), Print(), *([Check()] if options.check else [])]
     if last is None:
         return chain
