@@ -107,7 +107,7 @@ def read_hlo(text: str, source: str | None = None) -> dict[str, list[HloInstruct
         for ours_instr, xla_instr in zip(mine.instructions, theirs):
             printed = xla_instr.to_string()
             # XLA prints an async-start around a collective as `<collective>-start`: its enum says async-start.
-            if ours_instr.opcode not in (_opcode_of(printed), _enum_opcode(xla_instr.opcode)):
+            if ours_instr.opcode != _enum_opcode(xla_instr.opcode) and ours_instr.opcode != _opcode_of(printed):
                 raise VerifyError(f"{source or 'module'}: %{ours_instr.name} in %{computation.name} is "
                                   f"{ours_instr.opcode} to our reader and {_opcode_of(printed)} to XLA's parser")
             instr = HloInstruction(computation.name, ours_instr.name, ours_instr.opcode)
@@ -142,7 +142,12 @@ def _opcode_of(printed: str) -> str:
 def _enum_opcode(opcode) -> str:
     """`HloOpcode.kAsyncStart` → `async-start` (XLA's opcode names, but for a
     few spelled otherwise in text, such as kExp; those print as they are)."""
-    return re.sub(r"(?<!^)([A-Z])", r"-\1", str(opcode).rsplit(".k", 1)[-1]).lower()
+    return _enum_name(str(opcode))
+
+
+@functools.lru_cache(maxsize=None)
+def _enum_name(enum_text: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"-\1", enum_text.rsplit(".k", 1)[-1]).lower()
 
 
 def _roots(printed_module: str) -> dict[str, str]:
