@@ -2,7 +2,8 @@
 place: jax 0.10.2 (the last for Python 3.11) to 0.12.0.1 (Python 3.12+),
 both ends tested in CI (`.ci/run`).
 
-Measured between jaxlib 0.10.2 and 0.12.0.1 (each pinned by a test):
+Measured between jaxlib 0.10.2 and 0.12.0.1 (each pinned by a test; 0.11.2,
+run by hand on Python 3.12, behaves as 0.12.0.1 except where said):
 - `%t#i` operands: 0.12's parser reads them (a get-tuple-element named
   `t_i`, then `t_i.1`, ...) and prints them as explicit instructions; 0.10.2's
   refuses them. The reader makes the same get-tuple-element under the same
@@ -21,10 +22,10 @@ Measured between jaxlib 0.10.2 and 0.12.0.1 (each pinned by a test):
   and file names (`pipeline.xla.first_said` skips them); RET_CHECK positions
   name other lines and build paths (`external/xla+/xla/...`).
 - The StableHLO reference interpreter's scatter writes into its operand in
-  0.10.2, and not in 0.12 (`REFERENCE_SCATTER_WRITES_ITS_OPERAND`).
+  0.10.2, and not in 0.11.2 or 0.12 (`REFERENCE_SCATTER_WRITES_ITS_OPERAND`).
 - The XLA CPU pipeline: 0.12 compiles the same JAX programs into other HLO
-  (other pass dumps, names, control edges), so the regression goldens are
-  kept per jax release (`regress_goldens`).
+  (other instruction numbering), and 0.11.2 differently again, so the
+  regression goldens keep what each release changed (`pipeline.regress`).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ def _numbers(version: str) -> tuple[int, ...]:
 JAX = release("jax")
 JAXLIB = release("jaxlib")
 
-# Measured at both ends: 0.10.2 writes into the operand, 0.12.0.1 does not.
-REFERENCE_SCATTER_WRITES_ITS_OPERAND = _numbers(JAXLIB) < (0, 12)
+# Measured: 0.10.2 writes into the operand; 0.11.2 and 0.12.0.1 do not.
+REFERENCE_SCATTER_WRITES_ITS_OPERAND = _numbers(JAXLIB) < (0, 11)
 
 
 @functools.cache
@@ -63,7 +64,3 @@ def xla_reads_tuple_element_operands() -> bool:
         return False
     return True
 
-
-def regress_goldens() -> str:
-    """The folder of a corpus's goldens for this jax: `goldens/jax-<release>`."""
-    return f"jax-{JAX}"
