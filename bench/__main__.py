@@ -4,12 +4,16 @@
 
 P1  link #3 (both twins) vs jaxlib's C++ mhlo-flatten-tuple, same MHLO module
 P2  link #1 with reading and writing the text vs XLA's parser on that text
+    ("P2 predecessors": the same on one successor with --predecessors
+    control predecessors, the scale test's module)
 P3  HLO text → Penguin source, end to end, vs XLA's parser + importer alone
-P4  each stage's time at the largest size over its time at the smallest
-P5  link #1 with reading and writing the text, on one successor with
-    --predecessors control predecessors (the scale test's module), vs XLA's
-    parser on that text
-    peak memory (max RSS) of one end-to-end run, in a fresh process
+P4  each stage's growth from the smallest size to the largest, over the
+    growth of P3's anchor in the same run
+M   peak memory (max RSS) of a fresh process that runs the chain as P3
+    does, vs a fresh process that only parses and imports the same text
+P5  what a user waits for: `hlo2penguin FILE -o OUT` with its defaults, as
+    a whole process (children included), vs the same parse + import process:
+    wall time, and peak memory beside it
 
 These machines are noisy: every figure is a median of --repeat runs, and the
 ratio is what to read, not the seconds.
@@ -98,8 +102,8 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
 
 
 def many_predecessors_figure(predecessors: int, repeat: int) -> dict:
-    """P5: link #1 (read, rewrite, write) on one successor with `predecessors`
-    control predecessors, against XLA's parser on the same text."""
+    """P2 on one successor with `predecessors` control predecessors: link #1
+    (read, rewrite, write) against XLA's parser on the same text."""
     import jaxlib._hlo as xla_hlo
 
     import pipeline
@@ -111,7 +115,7 @@ def many_predecessors_figure(predecessors: int, repeat: int) -> dict:
 
     ours = median_time(link1, repeat)
     anchor = median_time(lambda: xla_hlo.hlo_module_from_text(text), repeat)
-    return {"figure": "P5", "size": predecessors, "ratio": round(ours / anchor, 3),
+    return {"figure": "P2 predecessors", "size": predecessors, "ratio": round(ours / anchor, 3),
             "ours_s": round(ours, 4), "anchor_s": round(anchor, 4), "anchor": "XLA's parser, same text"}
 
 
@@ -123,45 +127,88 @@ def _bytecode(module) -> bytes:
     return buffer.getvalue()
 
 
-def peak_memory(size: int) -> float:
-    """Max RSS (MiB) of one end-to-end run in a fresh interpreter."""
-    code = ("import resource, pipeline; from bench.synthetic import synthetic_hlo; "
-            f"pipeline.run(synthetic_hlo({size}), isolate=False, check=False); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return int(done.stdout.split()[-1]) / 1024
+# A fresh process that only parses and imports a file: the anchor of M and P5.
+_PARSE_AND_IMPORT = (
+    "import sys; import jaxlib._hlo as h, jaxlib._jax as x; from jaxlib.mlir import ir; "
+    "from pipeline.mlir_context import make_context; "
+    "proto = h.hlo_module_from_text(open(sys.argv[1]).read()).as_serialized_hlo_module_proto(); "
+    "ir.Module.parse(x.mlir.hlo_to_stablehlo(proto), context=make_context())")
+_CHAIN_AS_P3 = "import sys, pipeline; pipeline.run(open(sys.argv[1]).read(), isolate=False, check=False)"
+# Runs a command and prints its wall seconds and the peak RSS (KiB) of it and its children.
+_MEASURE = ("import resource, subprocess, sys, time; start = time.perf_counter(); "
+            "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+            "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def whole_process(command: list[str], repeat: int) -> tuple[float, float]:
+    """Median wall seconds and median peak MiB of `command` as a process."""
+    runs = []
+    for _ in range(repeat):
+        done = subprocess.run([sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True, check=True)
+        seconds, kib = done.stdout.split()
+        runs.append((float(seconds), int(kib) / 1024))
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def process_figures(size: int, repeat: int) -> list[dict]:
+    """M and P5 at `size`, each against a fresh process that only parses and imports the same file."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path, out = f"{folder}/module.hlo", f"{folder}/program.py"
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(synthetic_hlo(size))
+        anchor_s, anchor_mib = whole_process([sys.executable, "-c", _PARSE_AND_IMPORT, path], repeat)
+        _, chain_mib = whole_process([sys.executable, "-c", _CHAIN_AS_P3, path], repeat)
+        cli_s, cli_mib = whole_process([sys.executable, "-m", "pipeline.cli", path, "-o", out, "-q"], repeat)
+    return [
+        {"figure": "M", "size": size, "ratio": round(chain_mib / anchor_mib, 3), "ours_mib": round(chain_mib, 1),
+         "anchor_mib": round(anchor_mib, 1), "anchor": "a process that parses and imports"},
+        {"figure": "P5", "size": size, "ratio": round(cli_s / anchor_s, 3), "ours_s": round(cli_s, 3),
+         "anchor_s": round(anchor_s, 3), "memory_ratio": round(cli_mib / anchor_mib, 3),
+         "ours_mib": round(cli_mib, 1), "anchor_mib": round(anchor_mib, 1),
+         "anchor": "a process that parses and imports"},
+    ]
 
 
 def scaling(rows: list[dict], small: int, large: int) -> list[dict]:
-    """P4: how each measured time grows from the smallest size to the largest."""
+    """P4: how each stage's time grows from the smallest size to the largest,
+    over how P3's anchor (XLA's parse + import) grows in the same run."""
     def times(size):
-        found = {}
-        for r in rows:
-            if r["size"] == size and "ours_s" in r:
-                key = r.get("stage") or r["figure"]
-                found[key] = r["ours_s"]
-        return found
+        return {r["stage"]: r["ours_s"] for r in rows if r["size"] == size and r["figure"] == "stage"}
+
+    def anchor(size):
+        return next(r["anchor_s"] for r in rows if r["size"] == size and r["figure"] == "P3")
 
     a, b = times(small), times(large)
-    return [{"figure": "P4", "size": large, "stage": k, "ratio": round(b[k] / a[k], 2),
-             "ours_s": b[k], "anchor_s": a[k], "anchor": f"same stage at {small}"}
+    anchor_growth = anchor(large) / anchor(small)
+    return [{"figure": "P4", "size": large, "stage": k, "ratio": round(b[k] / a[k] / anchor_growth, 2),
+             "growth": round(b[k] / a[k], 2), "anchor_growth": round(anchor_growth, 2),
+             "anchor": f"XLA's parse + import, {small} → {large}"}
             for k in a if k in b and a[k] > 0]
 
 
+TARGETS = {"P1": "<= 0.5", "P2": "<= 1.0", "P3": "<= 1.5", "P4": "<= 1.2", "M": "<= 1.3", "P5": "<= 1.7"}
+
+
 def table(rows: list[dict]) -> str:
-    lines = [f"{'figure':20} {'size':>8} {'ours (s)':>10} {'anchor (s)':>11} {'ratio':>8}  target"]
-    targets = {"P1": "<= 0.5", "P2": "<= 1.0", "P3": "<= 2.0", "P4": "<= 11"}
+    lines = [f"{'figure':22} {'size':>8} {'ours':>10} {'anchor':>11} {'ratio':>8}  target"]
     for r in rows:
-        name = r["figure"] + (f" {r['stage']}" if "stage" in r and r["figure"] != "stage" else "")
+        kind = r["figure"].split()[0]
         if r["figure"] == "stage":
-            name = f"  {r['stage']}"
-        if r["figure"] == "memory":
-            lines.append(f"{'peak memory':20} {r['size']:>8} {r['mib']:>10.0f} MiB")
+            lines.append(f"{'  ' + r['stage']:22} {r['size']:>8} {r['ours_s']:>9.3f}s")
             continue
-        ratio = f"{r['ratio']:>8.2f}" if "ratio" in r else " " * 8
-        anchor = f"{r['anchor_s']:>11.3f}" if "anchor_s" in r else " " * 11
-        lines.append(f"{name:20} {r['size']:>8} {r['ours_s']:>10.3f} {anchor} {ratio}  "
-                     f"{targets.get(r['figure'].split()[0], '')}")
+        if kind == "P4":
+            lines.append(f"{'P4 ' + r['stage']:22} {r['size']:>8} {r['growth']:>9.2f}x {r['anchor_growth']:>10.2f}x "
+                         f"{r['ratio']:>8.2f}  {TARGETS['P4']}")
+            continue
+        unit = "MiB" if kind == "M" else "s"
+        ours, anchor = (r["ours_mib"], r["anchor_mib"]) if kind == "M" else (r["ours_s"], r["anchor_s"])
+        line = (f"{r['figure']:22} {r['size']:>8} {ours:>9.3f}{unit[0]} {anchor:>10.3f}{unit[0]} {r['ratio']:>8.2f}  "
+                f"{TARGETS.get(kind, '')}")
+        if kind == "P5":
+            line += f"  (peak memory {r['ours_mib']:.0f} / {r['anchor_mib']:.0f} MiB = {r['memory_ratio']:.2f}, <= 1.3)"
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 
@@ -169,17 +216,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="30000,300000", help="instruction counts, comma-separated")
     parser.add_argument("--predecessors", type=int, default=10_000,
-                        help="control predecessors of the one successor in P5")
+                        help="control predecessors of the one successor in 'P2 predecessors'")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the median is kept")
     parser.add_argument("--json", action="store_true", help="one JSON object per line per figure")
-    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs")
+    parser.add_argument("--no-memory", action="store_true",
+                        help="skip the figures measured as whole processes (M and P5)")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
     rows: list[dict] = []
     for size in sizes:
         rows += figures_for_size(size, args.repeat)
         if not args.no_memory:
-            rows.append({"figure": "memory", "size": size, "mib": round(peak_memory(size), 1)})
+            rows += process_figures(size, args.repeat)
     if len(sizes) > 1:
         rows += scaling(rows, sizes[0], sizes[-1])
     rows.append(many_predecessors_figure(args.predecessors, args.repeat))

@@ -25,8 +25,17 @@ def test_every_figure_is_reported_as_json(capsys):
     assert main(["--sizes", "200,400", "--repeat", "1", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     figures = {r["figure"] for r in rows}
-    assert {"P1 mhlo", "P1 stablehlo", "P2", "P3", "P4", "memory", "stage"} <= figures
+    # The figures of issue 16, each a ratio against an anchor measured in the same run.
+    assert {"P1 mhlo", "P1 stablehlo", "P2", "P3", "P4", "M", "P5", "P2 predecessors", "stage"} <= figures
     for r in rows:
-        if r["figure"] in ("P1 mhlo", "P1 stablehlo", "P2", "P3"):
+        if r["figure"] in ("P1 mhlo", "P1 stablehlo", "P2", "P3", "P5", "P2 predecessors"):
             assert r["ours_s"] > 0 and r["anchor_s"] > 0 and r["ratio"] > 0
+        if r["figure"] in ("M", "P5"):
+            assert r["ours_mib"] > 0 and r["anchor_mib"] > 0
+    p3 = {r["size"]: r["anchor_s"] for r in rows if r["figure"] == "P3"}
+    stage = {(r["size"], r["stage"]): r["ours_s"] for r in rows if r["figure"] == "stage"}
+    for r in rows:
+        if r["figure"] == "P4":  # growth of the stage over growth of XLA's parse + import
+            want = stage[(400, r["stage"])] / stage[(200, r["stage"])] / (p3[400] / p3[200])
+            assert abs(r["ratio"] - want) <= 0.01 + 0.01 * want
     assert {r["stage"] for r in rows if r["figure"] == "stage"} >= {"link #1", "link #2", "link #3", "link #4"}
