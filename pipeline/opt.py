@@ -24,6 +24,7 @@ from jaxlib.mlir import ir, passmanager
 from passes.mlir import BY_MNEMONIC, SCOPES, FlattenControlDepTupleOperands
 from pipeline.cli_support import Parser, UsageError, guarded, write_output
 from pipeline.mlir_context import make_context, register_passes
+from pipeline.sources import read_path
 
 PROG = "hlo2penguin-opt"
 _OPTIONS = ("scope", "keep-attributes", "until-unchanged")  # link #3's pipeline options
@@ -69,10 +70,7 @@ def _main(argv: list[str] | None) -> int:
 
 def parse_input(path: str, context: ir.Context) -> ir.Module:
     name = "<stdin>" if path == "-" else path
-    try:
-        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
-    except OSError as err:
-        raise UsageError(f"cannot read input '{path}': {err.strerror}") from None
+    data = sys.stdin.buffer.read() if path == "-" else read_path(path)  # UnreadableInput: one line
     if not data.strip():
         raise UsageError(f"{name}: input is empty; expected an MLIR module")
     if data.startswith(BYTECODE_MAGIC):
