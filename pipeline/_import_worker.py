@@ -13,12 +13,16 @@ on stderr. PARSED on stderr marks the end of parsing, so that the parent
 can tell which of the two aborted.
 """
 
+import importlib
 import sys
 
 PARSED = "\nhlo2penguin-worker: parsed\n"
 
 
 def main(argv: list[str]) -> int:
+    if not argv:  # the chain starts the worker early: load XLA while the parent reads the module
+        for name in ("jaxlib._hlo", "jaxlib._jax"):
+            importlib.import_module(name)
     data = sys.stdin.buffer.read()
     if "--parse-only" in argv or "--shapes" in argv or data.startswith(b"HloModule"):
         import jaxlib._hlo as xla_hlo

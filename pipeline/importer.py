@@ -17,6 +17,8 @@ XLA can abort the whole process on some inputs. Known cases are refused
 before import; with `isolate=True` (the default) XLA's parser and importer
 also run in a child process, so an unknown one becomes an error
 (`XlaRejected` from the parser, `ImportFailed` from the importer), not a crash.
+The child is an `ImportWorker`: the chain starts it before reading, so that
+its Python and jaxlib load on the other core while link #1 runs.
 """
 
 from __future__ import annotations
@@ -39,11 +41,31 @@ from pipeline.xla import shape_inference
 from pipeline.xla import XlaRejected, abort_reason, aborted, check_original, first_said, parse_with_xla, refusal
 from pipeline._import_worker import PARSED
 
-__all__ = ["DIALECTS", "ImportFailed", "UnknownDialect", "import_hlo", "refuse_known_aborts", "run_pipeline"]
+__all__ = ["DIALECTS", "ImportFailed", "ImportWorker", "UnknownDialect", "import_hlo", "refuse_known_aborts", "run_pipeline"]
 
 
 class ImportFailed(ChainError):
     """Link #2 could not import the module; the message names the cause."""
+
+
+class ImportWorker:
+    """A child process (`pipeline._import_worker`) that waits for one HLO
+    text or proto on stdin and answers with StableHLO bytecode. Start it
+    early; `close()` ends it if it was never used."""
+
+    def __init__(self):
+        self.process = subprocess.Popen([sys.executable, "-m", "pipeline._import_worker"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def run(self, data: bytes) -> tuple[int, bytes, str]:
+        """(exit status, stdout, stderr) for `data`; the worker then exits."""
+        stdout, stderr = self.process.communicate(data)
+        return self.process.returncode, stdout, stderr.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.communicate()
 
 
 @dataclass(frozen=True)
@@ -55,8 +77,9 @@ class _Origin:
 
 def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.Context | None = None,
                isolate: bool = True, keep_dead_copies: bool = False,
-               source_name: str | None = None) -> ir.Module:
-    """HLO (our IR or text) → a verified MLIR module in `dialect`."""
+               source_name: str | None = None, worker: ImportWorker | None = None) -> ir.Module:
+    """HLO (our IR or text) → a verified MLIR module in `dialect`. With
+    `isolate`, `worker` is the child to use (one is started if None)."""
     row = dialect_row(dialect)  # UnknownDialect, before any work
     module = source if isinstance(source, Module) else read_module(
         source, source_name, shapes_of=shape_inference(source_name, isolate=isolate))
@@ -65,7 +88,7 @@ def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.
     text = write_module(module, attributes=lambda comp, instr: _keyed(comp, instr, origins))
     try:
         if isolate:  # XLA's parser runs in the child too: it aborts the process on some bad input
-            bytecode = _run_importer(text.encode("utf-8"), True, source_name)
+            bytecode = _run_importer(text.encode("utf-8"), True, source_name, worker)
         else:
             proto = parse_with_xla(text, source_name).as_serialized_hlo_module_proto()
             bytecode = _run_importer(proto, False, source_name)
@@ -120,7 +143,8 @@ def _keyed(comp, instr: Instruction, origins: list[_Origin]) -> list[tuple[str, 
     return [(k, v) for k, v in instr.attributes if k != "metadata"] + [("metadata", key_metadata(len(origins) - 1))]
 
 
-def _run_importer(proto: bytes, isolate: bool, source_name: str | None) -> bytes:
+def _run_importer(proto: bytes, isolate: bool, source_name: str | None,
+                  worker: ImportWorker | None = None) -> bytes:
     """`proto`: a serialized HLO proto, or HLO text (isolated only: the child parses it;
     XlaRejected if XLA's parser refuses it or aborts)."""
     stage = f"{source_name}: link #2 (XLA's importer)" if source_name else "link #2 (XLA's importer)"
@@ -130,17 +154,15 @@ def _run_importer(proto: bytes, isolate: bool, source_name: str | None) -> bytes
             return xla_ext.mlir.hlo_to_stablehlo(proto)
         except Exception as err:
             raise ImportFailed(f"{stage}: {_first_line(str(err))}") from None
-    done = subprocess.run([sys.executable, "-m", "pipeline._import_worker"], input=proto,
-                          capture_output=True, check=False)
-    if done.returncode == 0:
-        return done.stdout
-    stderr = done.stderr.decode("utf-8", "replace")
-    if done.returncode == 4:  # the child's XLA parser refused the text
+    returncode, stdout, stderr = (worker or ImportWorker()).run(proto)
+    if returncode == 0:
+        return stdout
+    if returncode == 4:  # the child's XLA parser refused the text
         raise refusal(stderr, source_name)
-    if done.returncode < 0:
+    if returncode < 0:
         if proto.startswith(b"HloModule") and PARSED not in stderr:
-            raise aborted("XLA's parser", done.returncode, stderr, source_name)
-        raise ImportFailed(f"{stage} aborted (signal {-done.returncode}): {abort_reason(stderr)}")
+            raise aborted("XLA's parser", returncode, stderr, source_name)
+        raise ImportFailed(f"{stage} aborted (signal {-returncode}): {abort_reason(stderr)}")
     raise ImportFailed(f"{stage}: {_first_line(stderr.replace(PARSED, ''))}")
 
 

@@ -4,10 +4,12 @@ options and nothing of a run."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import pipeline
-from passes.hlo import read_module, write_module
+from passes.hlo import HloSyntaxError, read_module, write_module
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from pipeline.chain import Options, steps
 from pipeline.example import EXAMPLE_HLO
@@ -81,3 +83,28 @@ def test_link_1_s_pass_object_keeps_nothing_of_a_run():
     PreserveControlDeps(bundle=True).run(fresh)
     # A second run of the same object names its calls as a fresh object does.
     assert write_module(second) == write_module(fresh)
+
+
+def _children() -> set[int]:
+    """This process's live children, as Linux lists them."""
+    found = set()
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            found.update(int(pid) for pid in f.read().split())
+    return found
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads Linux's /proc")
+def test_the_importer_child_started_ahead_never_outlives_the_chain():
+    """With `isolate`, link #2's child starts before the read so that XLA
+    loads while link #1 runs; whether the chain ends well or fails before
+    link #2, no child is left waiting for a module."""
+    before = _children()
+    assert pipeline.run(EXAMPLE_HLO, check=False).penguin_source
+    assert _children() == before
+    with pytest.raises(HloSyntaxError, match="not defined"):
+        pipeline.run(EXAMPLE_HLO.replace("ROOT", "ROOT %undefined = f32[] negate(%nope)\n  %was_root ="))
+    assert _children() == before
+    # Stopped after link #1, the chain never starts one.
+    pipeline.run(EXAMPLE_HLO, stop_after="link #1", isolate=True)
+    assert _children() == before
