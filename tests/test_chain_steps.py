@@ -4,14 +4,17 @@ options and nothing of a run."""
 
 from __future__ import annotations
 
+import gc
 import os
+import traceback
 
 import pytest
 
 import pipeline
 from passes.hlo import HloSyntaxError, read_module, write_module
 from passes.hlo.preserve_control_deps import PreserveControlDeps
-from pipeline.chain import Options, steps
+from bench.synthetic import synthetic_hlo
+from pipeline.chain import Options, execute, steps
 from pipeline.example import EXAMPLE_HLO
 from pipeline.xla import canonical_text
 
@@ -108,3 +111,38 @@ def test_the_importer_child_started_ahead_never_outlives_the_chain():
     # Stopped after link #1, the chain never starts one.
     pipeline.run(EXAMPLE_HLO, stop_after="link #1", isolate=True)
     assert _children() == before
+
+
+@pytest.fixture(scope="module")
+def long_program() -> str:
+    """A program long enough to run in pieces (over 10,000 lines)."""
+    source = pipeline.run(synthetic_hlo(8000), check=False, isolate=False).penguin_source
+    assert source.count("\n") > 10_000
+    return source
+
+
+def _whole(source: str):
+    namespace = {"__name__": "penguin_program"}
+    exec(compile(source, "whole", "exec"), namespace)
+    return namespace["module"]
+
+
+def test_a_long_program_run_in_pieces_builds_what_python_builds_from_it_whole(long_program):
+    ours, whole = execute(long_program, "long"), _whole(long_program)
+    assert ours.dep_edges() == whole.dep_edges() and len(ours.dep_edges()) > 1000
+    assert [(op.name, op.opcode) for op in ours.instructions()] == \
+        [(op.name, op.opcode) for op in whole.instructions()]
+    assert gc.isenabled()
+
+
+def test_a_long_program_s_errors_name_their_own_lines(long_program):
+    lines = long_program.splitlines()
+    target = max(i for i, line in enumerate(lines) if " = fn_main.op(" in line) - 3  # in the last piece
+    broken = lines[:target] + [lines[target].replace(" = fn_main.op(", " = 1 / 0 or fn_main.op(", 1)] + lines[target + 1:]
+    with pytest.raises(ZeroDivisionError) as failed:
+        execute("\n".join(broken) + "\n", "long")
+    assert traceback.extract_tb(failed.value.__traceback__)[-1].lineno == target + 1
+    unclosed = lines[:target] + [lines[target] + " ("] + lines[target + 1:]
+    with pytest.raises(SyntaxError) as refused:
+        execute("\n".join(unclosed) + "\n", "long")
+    assert refused.value.lineno == target + 1
