@@ -22,6 +22,7 @@ import builtins
 import itertools
 import keyword
 import re
+import types
 from typing import Callable
 
 from jaxlib.mlir import ir
@@ -35,6 +36,7 @@ from printer.attributes import attribute_source
 REGION_NAMES = {**{op: ("cond", "body") for op in WHILE_OPS}, **{op: ("true", "false") for op in IF_OPS}}
 
 _NOT_IDENTIFIER = re.compile(r"\W")
+_RESULT_INDEX = re.compile(r"\[\d+\]$")
 
 
 Emitter = Callable[["_Printer", ir.Operation, str], None]
@@ -67,6 +69,7 @@ class _Printer:
         self.suffixes: dict[str, int] = {}  # variable base → last numeric suffix used
         self.op_variables: dict = {}  # MLIR op → its Penguin instruction's variable
         self.pending: list = []       # (predecessor variables or ops, control-dep call)
+        self.types: dict = {}         # MLIR type → its `T('…')` source (a few types recur on every op)
 
     def print(self, module: ir.Module) -> str:
         op = module.operation
@@ -93,7 +96,7 @@ class _Printer:
         name = ir.StringAttr(fn.attributes["sym_name"]).value
         block = fn.regions[0].blocks[0]
         var = self.variable(f"fn_{name}")
-        args = [(self.argument_name(a, i), str(a.type)) for i, a in enumerate(block.arguments)]
+        args = [(self.argument_name(a, i), a.type) for i, a in enumerate(block.arguments)]
         self.lines += ["", f"# func @{name}", f"{var} = module.function({name!r}, {self.pairs(args)})"]
         self.bind_arguments(block, var)
         self.block_body(block, var)
@@ -117,7 +120,7 @@ class _Printer:
                 if j:
                     label += f".{j}"
                 var = self.variable(f"{op_var}_{label}")
-                args = [(self.argument_name(a, k), str(a.type)) for k, a in enumerate(block.arguments)]
+                args = [(self.argument_name(a, k), a.type) for k, a in enumerate(block.arguments)]
                 self.lines.append(f"{var} = {op_var}.block({label!r}, {self.pairs(args)})")
                 self.bind_arguments(block, var)
                 self.block_body(block, var)
@@ -133,8 +136,11 @@ class _Printer:
         return name or f"arg{index}"
 
     def variable(self, hint: str) -> str:
-        base = _NOT_IDENTIFIER.sub("_", hint) or "v"
-        if base[0].isdigit() or keyword.iskeyword(base) or hasattr(builtins, base):
+        if hint.isascii() and hint.isidentifier():  # most HLO names: nothing to replace
+            base = hint
+        else:
+            base = _NOT_IDENTIFIER.sub("_", hint) or "v"
+        if base[0].isdigit() or keyword.iskeyword(base) or _is_builtin(base):
             base = "v_" + base
         var = base
         if var in self.variables:
@@ -147,8 +153,16 @@ class _Printer:
         self.variables.add(var)
         return var
 
-    def pairs(self, args: list[tuple[str, str]]) -> str:
-        return "[" + ", ".join(f"({n!r}, T({t!r}))" for n, t in args) + "]"
+    def pairs(self, args: list[tuple[str, ir.Type]]) -> str:
+        return "[" + ", ".join(f"({n!r}, {self.type_source(t)})" for n, t in args) + "]"
+
+    def type_source(self, type_: ir.Type) -> str:
+        """`T('tensor<8xf32>')`, printed once per type: MLIR types are uniqued,
+        so equal types hash alike."""
+        source = self.types.get(type_)
+        if source is None:
+            source = self.types[type_] = f"T({str(type_)!r})"
+        return source
 
     def operand(self, value) -> str:
         try:
@@ -156,16 +170,25 @@ class _Printer:
         except KeyError:
             raise ValueError(f"operand defined after its use, or outside the module: {value}") from None
 
+    def operand_list(self, op: ir.Operation) -> str:
+        """The operands' expressions, comma-separated (the same error as `operand`)."""
+        values = self.values
+        try:
+            return ", ".join([values[v] for v in op.operands])
+        except KeyError as missing:
+            raise ValueError(f"operand defined after its use, or outside the module: {missing.args[0]}") from None
+
     def predecessor(self, value) -> str | ir.Operation:
         """What a predecessor operand stands for: the variable of the
         instruction that defines it, or, for a helper op of an instruction
         (not a tuple/get_tuple_element), the op that carries the HLO name,
         whose variable `control_deps` looks up once everything is printed."""
-        owner = value.owner
-        if not isinstance(owner, ir.Block):
-            target = self.dep_target.get(owner.operation)
-            if target is not None:
-                return target
+        if self.dep_target:  # reading the owner costs; most modules have no helper ops
+            owner = value.owner
+            if not isinstance(owner, ir.Block):
+                target = self.dep_target.get(owner.operation)
+                if target is not None:
+                    return target
         return _node(self.operand(value))
 
     def control_deps(self) -> None:
@@ -182,6 +205,15 @@ class _Printer:
                     if (pred, succ_var) not in written:
                         written.add((pred, succ_var))
                         self.edges.append(f"module.add_dep_edge({pred}, {succ_var})")
+
+
+def _is_builtin(name: str) -> bool:
+    """`hasattr(builtins, name)` without raising AttributeError on the
+    common miss: a name of builtins, or one every module has (`__doc__`)."""
+    return name in vars(builtins) or name in _MODULE_ATTRIBUTES
+
+
+_MODULE_ATTRIBUTES = frozenset(dir(types.ModuleType))
 
 
 def _kind(op: ir.Operation) -> str:
@@ -213,6 +245,7 @@ def _plan_names(module: ir.Module) -> tuple[dict, dict]:
     groups: dict[tuple, list] = {}       # (name, computation, instance) → ops, in printing order
     inner: set = set()                   # ops nested in an op (or function) of their own instruction
     wrappers: dict[str, tuple] = {}      # function symbol → key, for a function made for one instruction
+    calls: set = set()                   # the control-dep calls, which are no Penguin instructions
     counter = 0
     instances = itertools.count()        # a fresh token per block: one instance of a computation
 
@@ -221,12 +254,15 @@ def _plan_names(module: ir.Module) -> tuple[dict, dict]:
         instance = next(instances)
         for op in block.operations:
             op = op.operation
-            if op.name in RETURN_OPS:
+            op_name = op.name
+            if op_name in RETURN_OPS:
                 continue
+            if op_name in CUSTOM_CALL_OPS and is_control_dep(op):  # the recognizer reads attributes: calls only
+                calls.add(op)
             name, computation = hlo_name(op.location)
             key = None
             if name is None:
-                if not is_control_dep(op):  # a control-dep call is no Penguin instruction
+                if op not in calls:
                     counter += 1
                     names[op] = (f"{_kind(op)}#{counter}", None)
             else:
@@ -271,10 +307,14 @@ def _plan_names(module: ir.Module) -> tuple[dict, dict]:
     dep_target: dict = {}
     for key, ops in groups.items():
         name, computation = key[0], key[1]
-        primary = _value_op(ops, inner) if len(ops) > 1 else (None if is_control_dep(ops[0]) else ops[0])
+        if len(ops) == 1:  # most instructions: one op, which takes the name
+            if ops[0] not in calls:
+                names[ops[0]] = (name, computation)
+            continue
+        primary = _value_op(ops, inner, calls)
         taken: dict[str, int] = {}
         for op in ops:
-            if is_control_dep(op):
+            if op in calls:
                 continue
             if primary is not None and op == primary:
                 names[op] = (name, computation)
@@ -289,11 +329,11 @@ def _plan_names(module: ir.Module) -> tuple[dict, dict]:
     return names, dep_target
 
 
-def _value_op(ops: list, inner: set):
+def _value_op(ops: list, inner: set, calls: set):
     """Among the ops carrying one instruction's name, the one that yields its
     value (None if only importer-made tuples/get_tuple_elements beside a
-    control-dep call carry it)."""
-    printable = [op for op in ops if not is_control_dep(op)]
+    control-dep call carry it). `calls` holds the control-dep calls."""
+    printable = [op for op in ops if op not in calls]
     outer = [op for op in printable if op not in inner] or printable
     if len(printable) < len(ops) or any(op.name not in STRUCTURAL_OPS for op in printable):
         candidates = [op for op in outer if op.name not in STRUCTURAL_OPS]  # tuples/gtes are the importer's
@@ -321,24 +361,28 @@ def _escape_doc(text: str) -> str:
 
 def _attributes(op: ir.Operation) -> str:
     """The attributes as a Python dict literal of structured values (see `attribute_source`)."""
-    items = [f"{name!r}: {attribute_source(name, op.attributes[name])}" for name in op.attributes]
-    return "{" + ", ".join(items) + "}" if items else ""
+    attributes = op.attributes
+    if not len(attributes):
+        return ""
+    return "{" + ", ".join(f"{name!r}: {attribute_source(name, attributes[name])}" for name in attributes) + "}"
 
 
 @emitter()
 def _generic(p: _Printer, op: ir.Operation, block_var: str) -> None:
     name, computation = p.instruction_name(op)
     var = p.variable(name)
-    operands = "[" + ", ".join(p.operand(v) for v in op.operands) + "]"
-    results = "[" + ", ".join(f"T({str(r.type)!r})" for r in op.results) + "]"
+    operands = p.operand_list(op)
+    results = op.results
+    result_types = ", ".join([p.type_source(t) for t in results.types])
     attrs = _attributes(op)
     extra = f", {attrs}" if attrs else ""
     where = f", computation={computation!r}" if computation else ""
-    p.lines.append(f"{var} = {block_var}.op({op.name!r}, {name!r}, {operands}, {results}{extra}{where})")
-    if len(op.results) == 1:
-        p.values[op.results[0]] = var
-    for i, result in enumerate(op.results if len(op.results) > 1 else ()):
-        p.values[result] = f"{var}[{i}]"
+    p.lines.append(f"{var} = {block_var}.op({op.name!r}, {name!r}, [{operands}], [{result_types}]{extra}{where})")
+    if len(results) == 1:
+        p.values[results[0]] = var
+    elif len(results) > 1:
+        for i, result in enumerate(results):
+            p.values[result] = f"{var}[{i}]"
     p.op_variables[op] = var
     if op.regions:
         p.regions(op, var)
@@ -347,8 +391,7 @@ def _generic(p: _Printer, op: ir.Operation, block_var: str) -> None:
 @emitter(*RETURN_OPS)
 def _return(p: _Printer, op: ir.Operation, block_var: str) -> None:
     var = p.variable("ret")
-    operands = "[" + ", ".join(p.operand(v) for v in op.operands) + "]"
-    p.lines.append(f"{var} = {block_var}.op({op.name!r}, 'return', {operands})")
+    p.lines.append(f"{var} = {block_var}.op({op.name!r}, 'return', [{p.operand_list(op)}])")
     p.op_variables[op] = var
 
 
@@ -367,4 +410,4 @@ def _custom_call(p: _Printer, op: ir.Operation, block_var: str) -> None:
 
 def _node(expr: str) -> str:
     """`loop[1]` → `loop`: a dependency is on the instruction, not a result."""
-    return re.sub(r"\[\d+\]$", "", expr)
+    return _RESULT_INDEX.sub("", expr)
