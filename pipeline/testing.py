@@ -1,0 +1,96 @@
+"""For users' own round-trip tests: one call that runs the chain, executes
+the Penguin program and fails the test with everything that went wrong.
+
+    from pipeline.testing import assert_round_trip
+
+    def test_my_module_keeps_its_control_edges():
+        assert_round_trip("my_module.txt")                          # every edge carried
+        assert_round_trip("my_module.txt", inputs=[np.ones(4, np.float32)])  # ... and XLA's numbers
+
+The oracle for the edges is the chain's verifier (`pipeline.verify`: the
+HLO read by XLA's parser against the executed program); for the numbers,
+XLA:CPU running the original HLO, or `expected=` (e.g. JAX's outputs).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from passes.hlo import Module, write_module
+from pipeline.chain import ChainResult, run
+from pipeline.sources import load
+
+__all__ = ["assert_round_trip", "xla_outputs"]
+
+RTOL = ATOL = 1e-5  # XLA:CPU's last bits differ between CPUs (with or without AVX-512)
+
+
+def assert_round_trip(hlo, *, inputs: Sequence | None = None, expected: Sequence | None = None,
+                      rtol: float = RTOL, atol: float = ATOL, **chain_options) -> ChainResult:
+    """Run the chain on `hlo` (a path, HLO text, a captured module or a
+    `passes.hlo.Module`) with `chain_options` (`dialect=`, `bundle=`,
+    `flatten=`, ...) and return its result. Raise AssertionError listing
+    every HLO control edge lost (with the link that lost it) and every
+    spurious dep edge; with `inputs`, also a result of the executed program
+    that differs from `expected`, by default what XLA:CPU computes from the
+    original HLO (floats within rtol/atol, everything else exactly). Bad
+    input raises the chain's own one-line error, not AssertionError."""
+    if chain_options.get("check") is False:
+        raise TypeError("assert_round_trip needs the chain's check: do not pass check=False")
+    original = _original_text(hlo, chain_options.get("source_name"))  # link #1 rewrites a Module in place
+    result = run(hlo, **chain_options)
+    problems = [f"  {edge}" for edge in result.report.lost] + [f"  {edge}" for edge in result.report.spurious]
+    if inputs is not None:
+        got = result.module().execute(*inputs)
+        want = xla_outputs(original, inputs) if expected is None else list(expected)
+        problems += [f"  numerics: {line}" for line in _differences(got, want, rtol, atol,
+                                                                     "XLA's" if expected is None else "expected")]
+    if problems:
+        raise AssertionError(f"{result.source}: the round trip does not hold "
+                             f"({result.report.summary()}):\n" + "\n".join(problems))
+    return result
+
+
+def xla_outputs(hlo_text: str, inputs: Sequence) -> list[np.ndarray]:
+    """What XLA:CPU computes from `hlo_text` (its parser, its importer, its
+    compiler) for `inputs`, one array per result."""
+    import jax
+    import jaxlib._jax as xla_ext
+    from jax.extend import backend
+
+    from passes.hlo.xla import parse_with_xla
+
+    proto = parse_with_xla(hlo_text).as_serialized_hlo_module_proto()
+    cpu = backend.get_backend("cpu")
+    device = cpu.local_devices()[0]
+    executable = cpu.compile_and_load(xla_ext.mlir.hlo_to_stablehlo(proto), xla_ext.DeviceList((device,)),
+                                      xla_ext.CompileOptions())
+    arguments = [jax.device_put(np.asarray(x), device) for x in inputs]
+    return [np.asarray(x) for x in executable.execute(arguments)]
+
+
+def _original_text(hlo, source_name: str | None) -> str:
+    if isinstance(hlo, Module):
+        return write_module(hlo)
+    text = load(hlo, source_name).text
+    return text.decode("utf-8") if isinstance(text, bytes) else text
+
+
+def _differences(got: Sequence, want: Sequence, rtol: float, atol: float, whose: str) -> list[str]:
+    if len(got) != len(want):
+        return [f"the program gives {len(got)} results, {whose} {len(want)}"]
+    found = []
+    for i, (a, b) in enumerate(zip(got, want)):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            found.append(f"result {i} has shape {a.shape}, {whose} {b.shape}")
+            continue
+        exact = not (np.issubdtype(b.dtype, np.floating) or np.issubdtype(b.dtype, np.complexfloating))
+        if exact and not np.array_equal(a, b):
+            found.append(f"result {i} differs from {whose} at {int(np.count_nonzero(a != b))} of {b.size} elements")
+        elif not exact and not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
+            worst = float(np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+            found.append(f"result {i} differs from {whose} by up to {worst:.3g} (rtol={rtol}, atol={atol})")
+    return found

@@ -1,0 +1,91 @@
+"""`pipeline.testing.assert_round_trip`, the helper for users' own tests:
+it passes where the chain carries every edge and the program computes what
+XLA computes, and fails naming the edge and the link, or the result, where
+not. Oracles: the HLO text itself (which edge a tuple-shaped predecessor
+is), JAX's own numbers, and CPython's numpy."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from jax_programs import PROGRAMS
+from passes.errors import ChainError
+from pipeline import sources
+from pipeline.example import EXAMPLE_HLO
+from pipeline.testing import assert_round_trip, xla_outputs
+
+X = np.arange(4, dtype=np.float32) - 1.5
+
+
+def edges_only_a_flat_tuple_carries(text: str) -> set[tuple[str, str]]:
+    """(predecessor, successor) where the predecessor's shape is a tuple and
+    the successor does not read it through data: the edges that need link
+    #3. Read from the HLO text alone (one computation's names)."""
+    shapes = dict(re.findall(r"%([\w.\-]+) = (\S)", text))
+    operands = {name: re.findall(r"%([\w.\-]+)", args)
+                for name, args in re.findall(r"%([\w.\-]+) = \S+ [a-z\-]+\(([^)]*)\)", text)}
+
+    def reads(user: str, value: str) -> bool:
+        return any(o == value or reads(o, value) for o in operands.get(user, ()))
+
+    edges = set()
+    for successor, preds in re.findall(r"%([\w.\-]+) = [^\n]*control-predecessors=\{([^}]*)\}", text):
+        for pred in (p.strip().lstrip("%") for p in preds.split(",")):
+            if shapes[pred] == "(" and not reads(successor, pred):
+                edges.add((pred, successor))
+    return edges
+
+
+@pytest.fixture(scope="module")
+def captured():
+    name, fn, args = next(p for p in PROGRAMS if p[0] == "while_swap_buffers")
+    return fn, args, sources.from_jax(fn, *args).modules[0]
+
+
+def test_a_good_module_passes_and_its_numbers_are_xla_s():
+    result = assert_round_trip(EXAMPLE_HLO, inputs=[X])
+    assert result.report.ok and result.report.edges
+
+
+@pytest.mark.parametrize("dialect", ["stablehlo", "mhlo"])
+def test_without_link_3_the_tuple_shaped_predecessor_s_edge_is_named_with_its_link(dialect):
+    expected = edges_only_a_flat_tuple_carries(EXAMPLE_HLO)
+    assert expected  # the example's while loop is a tuple-shaped predecessor
+    with pytest.raises(AssertionError) as failed:
+        assert_round_trip(EXAMPLE_HLO, flatten=False, dialect=dialect)
+    message = str(failed.value)
+    for pred, succ in expected:
+        assert re.search(rf"%{re.escape(pred)} -> %{re.escape(succ)}: lost at link #3", message), message
+    assert "spurious" in message
+
+
+def test_xla_s_numbers_are_jax_s(captured):
+    fn, args, module = captured
+    np.testing.assert_allclose(xla_outputs(module.hlo_text, args)[0], np.asarray(fn(*args)[0]), rtol=1e-5, atol=1e-5)
+
+
+def test_a_module_from_jax_round_trips_with_jax_s_numbers(captured):
+    fn, args, module = captured
+    expected = [np.asarray(r) for r in fn(*args)]
+    assert assert_round_trip(module, inputs=args, expected=expected).report.ok
+    assert assert_round_trip(module, inputs=args, dialect="mhlo").report.ok
+
+
+def test_a_numerics_mismatch_names_the_result(captured):
+    fn, args, module = captured
+    expected = [np.asarray(r) for r in fn(*args)]
+    expected[1] = expected[1] + 1.0
+    with pytest.raises(AssertionError, match=r"numerics: result 1 differs from expected by up to 1 "):
+        assert_round_trip(module, inputs=args, expected=expected)
+    with pytest.raises(AssertionError, match=rf"numerics: the program gives {len(expected)} results, expected 1"):
+        assert_round_trip(module, inputs=args, expected=expected[:1])
+
+
+def test_bad_input_is_the_chain_s_error_not_a_failed_assertion():
+    with pytest.raises(ChainError):
+        assert_round_trip(EXAMPLE_HLO.replace("add(", "addd("))
+    with pytest.raises(TypeError, match="check=False"):
+        assert_round_trip(EXAMPLE_HLO, check=False)
