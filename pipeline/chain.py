@@ -124,6 +124,37 @@ class ChainResult:
             self._module = execute(self.penguin_source, self.source)
         return self._module
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the input and dialect, the report's table of edges
+        and fates, and the Penguin program, collapsed."""
+        import html
+
+        verdict = "" if self.report is None else (" · ok" if self.report.ok else " · <strong>not ok</strong>")
+        head = (f"<p><strong>hlo2penguin</strong> <code>{html.escape(self.source)}</code>, "
+                f"dialect <code>{html.escape(self.dialect)}</code>{verdict}</p>")
+        report = (self.report._repr_html_() if self.report is not None
+                  else "<p><em>No report: the program was not run (check=False, or the chain stopped "
+                       "early).</em></p>")
+        return f"<div>{head}{report}{_source_details(self.penguin_source)}</div>"
+
+
+_DETAILS_LINES = 2_000  # a program can run to 490k lines (see `execute`): a notebook keeps its start
+
+
+def _source_details(source: str) -> str:
+    """The Penguin program in a collapsed <details>, cut after _DETAILS_LINES
+    lines; nothing before link #4 wrote one."""
+    import html
+
+    if not source:
+        return ""
+    lines = source.splitlines(keepends=True)
+    if len(lines) > _DETAILS_LINES:
+        source = ("".join(lines[:_DETAILS_LINES])
+                  + f"… {len(lines) - _DETAILS_LINES} more line(s): see result.penguin_source")
+    return (f"<details><summary>Penguin program ({len(lines)} lines)</summary>"
+            f"<pre>{html.escape(source)}</pre></details>")
+
 
 def execute(penguin_source: str, source: str = "<penguin>") -> PenguinModule:
     """Run a Penguin program: its statements, in order, in one module

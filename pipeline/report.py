@@ -8,6 +8,7 @@ edges of the program no HLO edge accounts for (spurious).
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 
 from passes.control_dep import Fate
@@ -102,3 +103,41 @@ class Report:
     def as_dict(self) -> dict:
         return {"totals": self.totals(), "dep_edges": self.dep_edges, "edges": [e.as_dict() for e in self.edges],
                 "spurious": [s.as_dict() for s in self.spurious]}
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: a table of every edge and its fate (lost ones in
+        red, with the link to blame and why), then the spurious dep edges;
+        the summary line is the caption. Every name is escaped."""
+        rows = [_html_row(f"fate-{e.fate}", f"%{e.computation}", f"%{e.predecessor}", f"%{e.successor}",
+                          str(e.fate), e.lost_at or "",
+                          e.reason + (f" [link #1 said: {e.link1}]" if e.fate == Fate.LOST and e.link1 else ""))
+                for e in self.edges]
+        if not self.edges:
+            rows.append(f'<tr><td colspan="6"{_CELL}><em>no HLO control edge</em></td></tr>')
+        spurious = [_html_row("spurious", f"%{s.computation}" if s.computation else "", f"%{s.predecessor}",
+                              f"%{s.successor}", "spurious", s.at or "",
+                              "no HLO control edge accounts for it" + (f"; {s.reason}" if s.reason else ""))
+                    for s in self.spurious]
+        if spurious:
+            spurious.insert(0, f'<tr><th colspan="6"{_CELL}>dep edges of the program that no HLO control '
+                               'edge accounts for</th></tr>')
+        head = "".join(f"<th{_CELL}>{h}</th>" for h in _COLUMNS)
+        return (f'<table class="hlo2penguin-report">'
+                f'<caption style="caption-side:top;text-align:left">{html.escape(self.summary())}</caption>'
+                f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+                + (f'<tbody class="spurious">{"".join(spurious)}</tbody>' if spurious else "") + "</table>")
+
+
+_COLUMNS = ("computation", "predecessor", "successor", "fate", "lost at", "why")
+_CELL = ' style="text-align:left"'  # Jupyter right-aligns table cells by default
+# A failing row stands out by colour and by a bold fate (which survives any sanitizer).
+_MARKED = {"fate-lost": "background:#fdd;color:#900", "spurious": "background:#fff3cd;color:#7a4b00"}
+
+
+def _html_row(kind: str, *cells: str) -> str:
+    style = _MARKED.get(kind)
+    tds = [html.escape(c) for c in cells]
+    if style:
+        tds[3] = f"<strong>{tds[3]}</strong>"
+    attrs = f' class="{kind}"' + (f' style="{style}"' if style else "")
+    return f"<tr{attrs}>" + "".join(f"<td{_CELL}>{td}</td>" for td in tds) + "</tr>"

@@ -28,7 +28,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from passes.dialects import kind
-from printer.penguin import Argument, Block, Instruction, Module, ScheduleError, Value
+from printer.penguin.graph import Argument, Block, Instruction, ScheduleError, Value
+
+# `Module` (printer.penguin.module) is named in annotations only, never imported:
+# a Module draws itself with this file in Jupyter (`_repr_svg_`), and importing
+# it here would close an import ring (tests/test_imports.py).
 
 __all__ = ["to_dot", "plot", "render", "graph", "Graph", "PLOT_FORMATS"]
 

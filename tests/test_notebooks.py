@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import pathlib
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -48,6 +50,13 @@ EXPECTED = {
     ],
 }
 FIGURES = {"01_the_chain.ipynb": 2, "02_jax_regression.ipynb": 2}
+# The displays (issue 17): the report tables each notebook shows (`ChainResult`
+# and `Report._repr_html_`) and the (computation, predecessor, successor) rows
+# they mark as lost. Each also shows the graph of its first table's module
+# (`Module._repr_svg_`), which must name both ends of every edge in that table.
+REPORT_TABLES = {"01_the_chain.ipynb": 2, "02_jax_regression.ipynb": 1}
+LOST_ROWS = {"01_the_chain.ipynb": [("%main", "%loop", "%scale")], "02_jax_regression.ipynb": []}
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 @functools.lru_cache(maxsize=None)
@@ -60,8 +69,17 @@ def run(name: str):
     return nb
 
 
-def outputs(nb) -> tuple[str, int]:
-    text, figures = [], 0
+@dataclass
+class Shown:
+    text: str = ""                                    # streams, text/plain and text/html
+    figures: int = 0                                  # image/png
+    reports: list = field(default_factory=list)       # each report table: its rows, as cell texts
+    marked: list = field(default_factory=list)        # rows shown as lost: class, colour and bold fate
+    svgs: list = field(default_factory=list)          # each image/svg+xml, parsed
+
+
+def outputs(nb) -> Shown:
+    shown, text = Shown(), []
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             assert out["output_type"] != "error", out
@@ -69,20 +87,43 @@ def outputs(nb) -> tuple[str, int]:
                 text.append(out["text"])
             data = out.get("data", {})
             text += [data.get("text/plain", ""), data.get("text/html", "")]
-            figures += "image/png" in data
-    return "\n".join(text), figures
+            shown.figures += "image/png" in data
+            if 'class="hlo2penguin-report"' in data.get("text/html", ""):
+                page = ET.fromstring(f"<div>{data['text/html']}</div>")  # well-formed, or this raises
+                for table in page.iter("table"):
+                    rows = table.findall("./tbody/tr")
+                    shown.reports.append([tuple("".join(td.itertext()) for td in tr.findall("td")) for tr in rows])
+                    shown.marked += [tuple("".join(td.itertext()) for td in tr.findall("td"))[:3] for tr in rows
+                                     if tr.get("class") == "fate-lost" and "background" in tr.get("style", "")
+                                     and tr.findall("td")[3].find("strong") is not None]
+            if "image/svg+xml" in data:
+                shown.svgs.append(ET.fromstring(data["image/svg+xml"]))
+    shown.text = "\n".join(text)
+    return shown
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_notebook_runs_and_shows_its_story(name):
-    text, figures = outputs(run(name))
-    missing = [needle for needle in EXPECTED[name] if needle not in text]
+    shown = outputs(run(name))
+    missing = [needle for needle in EXPECTED[name] if needle not in shown.text]
     assert not missing, missing
-    assert figures >= FIGURES[name]
+    assert shown.figures >= FIGURES[name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_notebook_displays_reports_and_graphs(name):
+    shown = outputs(run(name))
+    assert len(shown.reports) == REPORT_TABLES[name]
+    assert all(shown.reports), "a report table with no row"
+    assert shown.marked == LOST_ROWS[name]
+    assert len(shown.svgs) == 1 and shown.svgs[0].tag == f"{SVG}svg"
+    words = {"".join(t.itertext()).strip() for t in shown.svgs[0].iter(f"{SVG}text")}
+    ends = {cell.lstrip("%") for row in shown.reports[0] for cell in row[1:3]}
+    assert ends and not ends - words, sorted(ends - words)
 
 
 def test_notebook_02_matches_jax_on_every_module():
-    text, _ = outputs(run("02_jax_regression.ipynb"))
+    text = outputs(run("02_jax_regression.ipynb")).text
     line = next(line for line in text.splitlines() if line.endswith("modules match JAX"))
     matched, total = line.split()[0].split("/")
     assert matched == total and int(total) >= 3, line

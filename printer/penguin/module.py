@@ -13,6 +13,8 @@ neither imports it.
 
 from __future__ import annotations
 
+import re
+from itertools import islice
 from dataclasses import dataclass, field
 
 from printer.penguin.execute import execute
@@ -54,3 +56,38 @@ class Module:
     def dep_edges(self) -> set[tuple[str | None, str, str]]:
         """(computation, predecessor name, successor name) of every dependency."""
         return {(d.successor.computation, d.predecessor.name, d.successor.name) for d in self.dependencies}
+
+    def _repr_svg_(self) -> str | None:
+        """Jupyter's view: the graph of every function, as `printer.draw.plot`
+        draws it, at most _SVG_WIDTH_PT wide (it scales down, text with it).
+        None (Jupyter shows the text repr) past _SVG_INSTRUCTIONS instructions:
+        1,000 take seconds and megabytes; `draw.plot(module, "graph.svg")` still
+        draws them. No PNG as well: Jupyter would draw that too on every
+        display, and picks SVG."""
+        if next(islice(self.instructions(), _SVG_INSTRUCTIONS, None), None) is not None:
+            return None
+        from printer import draw  # matplotlib, on first display only
+
+        svg = draw.render(self, "svg", function=None).decode()
+        svg = svg[svg.index("<svg"):]  # the root alone, as IPython.display.SVG keeps it
+        return _fit_width(svg, _SVG_WIDTH_PT)
+
+
+_SVG_INSTRUCTIONS = 500
+_SVG_WIDTH_PT = 720.0  # 960 px: about the width of a notebook's output area
+_SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)pt"\s+height="([\d.]+)pt"')
+
+
+def _fit_width(svg: str, limit: float) -> str:
+    """Scale the root's width and height down to `limit` points wide; its
+    viewBox keeps the drawing's own coordinates."""
+    found = _SIZE.search(svg)
+    if found is None:
+        return svg
+    width, height = float(found.group(1)), float(found.group(2))
+    if width <= limit:
+        return svg
+    scale = limit / width
+    sized = found.group(0).replace(f'width="{found.group(1)}pt"', f'width="{limit:g}pt"', 1)
+    sized = sized.replace(f'height="{found.group(2)}pt"', f'height="{height * scale:.6g}pt"', 1)
+    return svg[:found.start()] + sized + svg[found.end():]
