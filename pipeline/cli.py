@@ -1,4 +1,5 @@
-"""`hlo2penguin`: run the chain on an HLO module and write one stage's output.
+"""`hlo2penguin`: run the chain on an HLO module and write one stage's output
+(`hlo2penguin check`, `regress` and `verify` are subcommands).
 
 Exit status: 0 ok, 2 bad input or usage (one line on stderr, no traceback,
 no output file left behind).
@@ -13,9 +14,8 @@ import pathlib
 import sys
 
 from passes.control_dep import Fate
-from passes.dialects import DIALECTS
-from passes.mlir import SCOPES
-from pipeline.cli_support import Parser, UsageError, commit_file, guarded, stage_file, write_output
+from pipeline.cli_support import (Parser, UsageError, add_chain_options, chain_options, commit_file, guarded,
+                                  stage_file, version_line, write_output)
 from pipeline.example import EXAMPLE_HLO, EXAMPLE_NAME
 
 PROG = "hlo2penguin"
@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog=PROG, description=(
         "Carry XLA control dependencies from HLO into a Penguin program. "
         "With no INPUT, runs the built-in example. "
+        "'hlo2penguin check PATH...' runs every HLO module with control edges in files or XLA dump "
+        "folders through the chain and tables their edges; "
         "'hlo2penguin regress [DIR]' runs the regression corpus; "
         "'hlo2penguin verify MODULE PROGRAM.py' checks a Penguin program against its HLO."))
     p.add_argument("input", nargs="?", metavar="INPUT",
@@ -38,24 +40,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "report = every HLO control edge and its fate, "
                         "dot = the Penguin program's data and dep edges as Graphviz DOT")
     p.add_argument("--json", action="store_true", help="with --emit report: JSON instead of text")
-    p.add_argument("--no-flatten", action="store_true",
-                   help="skip link #3, to see which edges it saves")
     p.add_argument("--check", action="store_true",
                    help="exit 1 if any HLO control edge is lost or the program has a spurious dep edge")
-    p.add_argument("--dialect", choices=list(DIALECTS), default=next(iter(DIALECTS)),
-                   help="dialect of links #2-#3 (default: stablehlo)")
-    p.add_argument("--scope", choices=SCOPES, default="all",
-                   help="functions link #3 walks: all (default: after symbol-dce, main and the functions "
-                        "it calls), main (the pass's own default), first (the binary's reading)")
-    p.add_argument("--keep-attributes", action="store_true",
-                   help="link #3 keeps the rebuilt calls' attributes (default: only call_target_name)")
+    add_chain_options(p)  # --no-flatten, --dialect, --scope, --keep-attributes, --bundle
     p.add_argument("--debug-info", action="store_true", help="print MLIR locations (HLO names live there)")
-    p.add_argument("--bundle", action="store_true",
-                   help="link #1 passes each successor's predecessors through one HLO tuple")
     p.add_argument("--plot", metavar="OUT.png|OUT.svg",
                    help="also draw the Penguin program's data and dep edges to a PNG or SVG file "
                         "(matplotlib; no Graphviz needed)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the edge summary on stderr")
+    p.add_argument("--version", action="store_true", help="print the version (and jax's) and exit")
     return p
 
 
@@ -79,8 +72,7 @@ def run(args: argparse.Namespace):
         raise UsageError("--emit flat-mlir shows link #3's output; it cannot go with --no-flatten")
     data, source = read_input(args.input)
     stop_after = Reify.name if args.emit == "hlo" and args.plot is None else None
-    chain = run_chain(data, stop_after=stop_after, dialect=args.dialect, bundle=args.bundle,
-                      flatten=not args.no_flatten, scope=args.scope, keep_attributes=args.keep_attributes,
+    chain = run_chain(data, stop_after=stop_after, **chain_options(args),
                       debug_info=args.debug_info, source_name=source)  # errors name the input, not the module
     if args.emit == "hlo":
         return chain.hlo, chain.link1, chain.module() if args.plot is not None else None
@@ -143,11 +135,17 @@ def main(argv: list[str] | None = None) -> int:
         return regress.main(argv[1:])
     if argv[:1] == ["verify"]:  # likewise ./verify
         return verify_main(argv[1:])
+    if argv[:1] == ["check"]:  # likewise ./check
+        from pipeline import check
+        return check.main(argv[1:])
     return guarded(PROG, lambda: _main(argv))
 
 
 def _main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    if args.version:
+        print(version_line(PROG))
+        return 0
     if args.plot is not None:
         plot_format(args.plot)  # a bad name fails before the chain runs
     out, result, program = run(args)

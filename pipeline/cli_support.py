@@ -1,7 +1,8 @@
-"""What the project's commands share: `hlo2penguin` (and its `regress` and
-`verify`), and `hlo2penguin-opt`. One argument parser that reports usage
-errors as one line, one guard that turns every failure into one line and an
-exit status, and atomic output files."""
+"""What the project's commands share: `hlo2penguin` (and its `check`,
+`regress` and `verify`), and `hlo2penguin-opt`. One argument parser that
+reports usage errors as one line, the chain's options, `--version`, one guard
+that turns every failure into one line and an exit status, and atomic output
+files."""
 
 from __future__ import annotations
 
@@ -22,6 +23,39 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def add_chain_options(p: argparse.ArgumentParser) -> None:
+    """The options of `pipeline.run` a user picks: `hlo2penguin` and `hlo2penguin check`."""
+    from passes.dialects import DIALECTS
+    from passes.mlir import SCOPES
+
+    p.add_argument("--no-flatten", action="store_true",
+                   help="skip link #3, to see which edges it saves")
+    p.add_argument("--dialect", choices=list(DIALECTS), default=next(iter(DIALECTS)),
+                   help="dialect of links #2-#3 (default: stablehlo)")
+    p.add_argument("--scope", choices=SCOPES, default="all",
+                   help="functions link #3 walks: all (default: after symbol-dce, main and the functions "
+                        "it calls), main (the pass's own default), first (the binary's reading)")
+    p.add_argument("--keep-attributes", action="store_true",
+                   help="link #3 keeps the rebuilt calls' attributes (default: only call_target_name)")
+    p.add_argument("--bundle", action="store_true",
+                   help="link #1 passes each successor's predecessors through one HLO tuple")
+
+
+def chain_options(args: argparse.Namespace) -> dict:
+    """`add_chain_options`' arguments as `pipeline.run` keywords."""
+    return {"dialect": args.dialect, "bundle": args.bundle, "flatten": not args.no_flatten,
+            "scope": args.scope, "keep_attributes": args.keep_attributes}
+
+
+def version_line(prog: str) -> str:
+    """`PROG X.Y.Z (jax A, jaxlib B)`: the installed package and the jax it runs with."""
+    from importlib import metadata
+
+    from pipeline import versions
+
+    return f"{prog} {metadata.version('hlo2penguin')} (jax {versions.JAX}, jaxlib {versions.JAXLIB})"
 
 
 def guarded(prog: str, body) -> int:

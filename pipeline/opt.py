@@ -22,7 +22,7 @@ import sys
 from jaxlib.mlir import ir, passmanager
 
 from passes.mlir import BY_MNEMONIC, SCOPES, FlattenControlDepTupleOperands
-from pipeline.cli_support import Parser, UsageError, guarded, write_output
+from pipeline.cli_support import Parser, UsageError, guarded, version_line, write_output
 from pipeline.mlir_context import make_context, register_passes
 from pipeline.sources import read_path
 
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pass-pipeline", metavar="PIPELINE",
                    help="a textual pipeline, e.g. 'builtin.module(flatten-control-dep-tuple-operands,canonicalize)'")
     p.add_argument("--debug-info", action="store_true", help="print locations")
+    p.add_argument("--version", action="store_true", help="print the version (and jax's) and exit")
     return p
 
 
@@ -57,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if args.version:  # before the input is read: its default is standard input
+        print(version_line(PROG))
+        return 0
     if args.passes and args.pass_pipeline:
         raise UsageError("give either pass flags or --pass-pipeline, not both")
     context = make_context()

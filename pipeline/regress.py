@@ -10,6 +10,11 @@ report and a hash of the Penguin program are what they were). Numerics that
 fail, or turn "unsupported: <op>", count as a regression. Exit 1 on any
 regression; `--update-goldens` rewrites the goldens instead of comparing.
 
+Each program is one task (`pipeline.workers`): in this process, in `--jobs`
+processes, or on a Dask cluster (`--scheduler`). Its artifact, inputs and
+golden are read here and go with the task, and goldens are written here, so
+a worker needs the package, not the corpus folder.
+
 Goldens across jax releases: each record holds the report and the hash as
 the jax named in its `"jax"` wrote them, and under `"by_jax"` what another
 release's XLA changed (only the fields that differ). `--update-goldens` on
@@ -19,17 +24,15 @@ entry. The table's first line names the jax it ran with.
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import json
-import multiprocessing
 import os
 import re
 import sys
 from dataclasses import asdict, dataclass, field
 
 from passes.dialects import DIALECTS
-from pipeline import versions
+from pipeline import versions, workers
 from pipeline.cli_support import Parser, UsageError, guarded
 
 DEFAULT_DIR = os.path.join("tests", "corpus")
@@ -84,23 +87,49 @@ def programs(directory: str) -> list[str]:
     return names
 
 
-def check_program(directory: str, name: str, update: bool) -> list[Row]:
-    """Every captured module of one program, in both dialects (one worker's job)."""
+@dataclass
+class Program:
+    """What checking one program needs, read here: a worker (a Dask worker
+    on another machine) needs no access to the corpus folder."""
+
+    name: str
+    artifact: bytes | None  # the .jaxexport; None if it cannot be read (`error` says why)
+    inputs: list | None
+    expected: list | None
+    golden: dict | None
+    error: str = ""
+
+
+def read_program(directory: str, name: str) -> Program:
+    inputs = _load_npz(os.path.join(directory, "inputs", f"{name}.npz"))
+    expected = _load_npz(os.path.join(directory, "expected", f"{name}.npz"))
+    golden = _load_json(os.path.join(directory, "goldens", f"{name}.json"))
+    try:
+        with open(os.path.join(directory, f"{name}.jaxexport"), "rb") as f:
+            artifact = f.read()
+    except OSError as err:
+        return Program(name, None, inputs, expected, golden, f"cannot read {name}.jaxexport: {err.strerror}")
+    return Program(name, artifact, inputs, expected, golden)
+
+
+def check_program(program: Program, update: bool) -> tuple[list[Row], dict | None]:
+    """Every captured module of one program, in both dialects (one task):
+    the rows, and the golden records of this run (module → dialect →
+    record; None if the program could not be captured)."""
     import numpy as np
 
     import pipeline
     from pipeline.sources import from_export
 
+    name, golden = program.name, program.golden
+    if program.artifact is None:
+        return [Row(name, "-", "-", error=program.error)], None
     rows: list[Row] = []
-    golden_path = os.path.join(directory, "goldens", f"{name}.json")
-    golden = _load_json(golden_path)
     fresh: dict = {}  # module → dialect → the golden record after this run
     try:
-        captured = from_export(os.path.join(directory, f"{name}.jaxexport"))
+        captured = from_export(program.artifact)
     except Exception as err:  # one program's failure is a row, not the end of the run
-        return [Row(name, "-", "-", error=f"capture failed: {err}")]
-    inputs = _load_npz(os.path.join(directory, "inputs", f"{name}.npz"))
-    expected = _load_npz(os.path.join(directory, "expected", f"{name}.npz"))
+        return [Row(name, "-", "-", error=f"capture failed: {name}.jaxexport: {err}")], None
     for captured_module in captured.modules:
         for dialect in DIALECTS:
             row = Row(name, captured_module.name, dialect)
@@ -113,21 +142,25 @@ def check_program(directory: str, name: str, update: bool) -> list[Row]:
             totals = result.report.totals()
             for key in ("edges", "preserved", "rerouted", "dropped", "lost", "spurious"):
                 setattr(row, key, totals[key])
-            row.numerics = _numerics(result.module(), inputs, expected, np)
+            row.numerics = _numerics(result.module(), program.inputs, program.expected, np)
             record = {"report": result.report.as_dict(),
                       "penguin_sha256": hashlib.sha256(result.penguin_source.encode()).hexdigest()}
             old = (golden or {}).get(captured_module.name, {}).get(dialect)
             fresh.setdefault(captured_module.name, {})[dialect] = _updated(old, record)
             row.golden = "updated" if update else _compare(golden, old, record)
-    if update:
-        # Modules this jax does not dump keep their records (another release dumps them).
-        kept = {m: d for m, d in (golden or {}).items() if m not in fresh and any(
-            r.get("jax") != versions.JAX for r in d.values())}
-        os.makedirs(os.path.dirname(golden_path), exist_ok=True)
-        with open(golden_path, "w", encoding="utf-8") as f:
-            json.dump({**kept, **fresh}, f, indent=1, sort_keys=True)
-            f.write("\n")
-    return rows
+    return rows, fresh
+
+
+def write_golden(directory: str, program: Program, fresh: dict) -> None:
+    """`--update-goldens`: the program's golden file with this run's records."""
+    # Modules this jax does not dump keep their records (another release dumps them).
+    kept = {m: d for m, d in (program.golden or {}).items() if m not in fresh and any(
+        r.get("jax") != versions.JAX for r in d.values())}
+    golden_path = os.path.join(directory, "goldens", f"{program.name}.json")
+    os.makedirs(os.path.dirname(golden_path), exist_ok=True)
+    with open(golden_path, "w", encoding="utf-8") as f:
+        json.dump({**kept, **fresh}, f, indent=1, sort_keys=True)
+        f.write("\n")
 
 
 def _numerics(module, inputs, expected, np) -> str:
@@ -207,32 +240,27 @@ def _load_npz(path: str):
         return [data[k] for k in sorted(data.files, key=lambda k: int(k.split("_")[-1]))]
 
 
-def run(directory: str, update: bool = False, jobs: int = 1, progress=None) -> Summary:
+def run(directory: str, update: bool = False, jobs: int = 1, progress=None, scheduler: str | None = None) -> Summary:
+    """Every program of the corpus at `directory`, one task each: in this
+    process, in `jobs` spawned processes, or on the Dask scheduler at
+    `scheduler`. `progress(done, total, program)` is called as each ends."""
     names = programs(directory)
-    summary = Summary()
+    loaded = [read_program(directory, name) for name in names]
     done = 0
 
-    def tick(name: str) -> None:
+    def tick(i: int) -> None:
         nonlocal done
         done += 1
         if progress:
-            progress(done, len(names), name)
+            progress(done, len(names), names[i])
 
-    if jobs <= 1:
-        for name in names:
-            summary.rows += check_program(directory, name, update)
-            tick(name)
-    else:
-        # spawn: a forked child would inherit XLA's threads mid-flight.
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-            futures = {pool.submit(check_program, directory, n, update): n for n in names}
-            results = {}
-            for future in concurrent.futures.as_completed(futures):
-                results[futures[future]] = future.result()
-                tick(futures[future])
-        for name in names:
-            summary.rows += results[name]
+    results = workers.run(check_program, [(p, update) for p in loaded], jobs=jobs, scheduler=scheduler,
+                          on_done=tick)
+    summary = Summary()
+    for program, (rows, fresh) in zip(loaded, results):
+        summary.rows += rows
+        if update and fresh is not None:
+            write_golden(directory, program, fresh)
     return summary
 
 
@@ -258,34 +286,27 @@ def _short(module: str, program: str) -> str:
     return module[len(prefix):] if module.startswith(prefix) else module
 
 
-def _progress_bar(stream):
-    def show(done: int, total: int, name: str) -> None:
-        if not stream.isatty():
-            return
-        width = 30
-        filled = width * done // total
-        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name[:40]:40}")
-        if done == total:
-            stream.write("\n")
-        stream.flush()
-    return show
-
-
 def main(argv: list[str], prog: str = "hlo2penguin regress") -> int:
     parser = Parser(prog=prog, description="Run the chain over a corpus of jax.export artifacts and compare with goldens.")
     parser.add_argument("directory", nargs="?", default=DEFAULT_DIR, metavar="DIR",
                         help=f"corpus folder (default: {DEFAULT_DIR})")
     parser.add_argument("--update-goldens", action="store_true", help="rewrite the goldens instead of comparing")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="programs in parallel processes")
+    parser.add_argument("--jobs", type=int, metavar="N", help="programs in N parallel processes (default: 1)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run the programs on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row instead of the table")
     return guarded(prog, lambda: _main(parser, argv))
 
 
 def _main(parser, argv: list[str]) -> int:
     args = parser.parse_args(argv)
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs takes a whole number of at least 1")
-    summary = run(args.directory, args.update_goldens, args.jobs, _progress_bar(sys.stderr))
+    if args.jobs is not None and args.scheduler is not None:
+        raise UsageError("give --jobs (local processes) or --scheduler (a Dask cluster), not both")
+    total = len(programs(args.directory))
+    with workers.progress_bar(total, enabled=sys.stderr.isatty(), unit="program") as bar:
+        summary = run(args.directory, args.update_goldens, args.jobs or 1, lambda *_: bar.update(1), args.scheduler)
     if args.json:
         sys.stdout.write("".join(json.dumps(asdict(r)) + "\n" for r in summary.rows))
     else:

@@ -369,3 +369,12 @@ def test_script_failures_say_one_line_and_exit_2(tmp_path, case):
     one_error_line(done.stderr.decode())
     assert not (tmp_path / "out.txt").exists()
     assert leftovers(tmp_path) == []
+
+
+def test_version_names_the_package_and_the_jax_it_runs_with():
+    from importlib import metadata
+
+    done = subprocess.run([SCRIPT, "--version"], capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout.decode() == (f"hlo2penguin {metadata.version('hlo2penguin')} "
+                                    f"(jax {metadata.version('jax')}, jaxlib {metadata.version('jaxlib')})\n")

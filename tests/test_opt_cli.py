@@ -462,3 +462,12 @@ def test_bad_dialect_choice(capfd):
     status, out, err = run_cli(["--emit", "mlir", "--dialect", "tosa"], capfd)
     assert (status, out) == (2, "")
     assert "argument --dialect: invalid choice: 'tosa'" in one_error_line(err, "hlo2penguin: error: ")
+
+
+def test_version_names_the_package_and_the_jax_it_runs_with():
+    from importlib import metadata
+
+    done = subprocess.run([OPT, "--version"], capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout.decode() == (f"hlo2penguin-opt {metadata.version('hlo2penguin')} "
+                                    f"(jax {metadata.version('jax')}, jaxlib {metadata.version('jaxlib')})\n")
