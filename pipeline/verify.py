@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections import defaultdict, deque
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 from passes.control_dep import Fate
@@ -44,8 +44,11 @@ from pipeline.report import EdgeReport, Report, SpuriousEdge
 _CONTROL_PREDECESSORS = re.compile(r"control-predecessors=\{([^}]*)\}")
 _OPCODE = re.compile(r"\s*([a-z][a-z0-9\-]*)\(")
 _INDEX = re.compile(r", index=(\d+)")
+_COMPUTATION_HEAD = re.compile(r"(?:ENTRY )?%(\S+) .*\{$")   # in XLA's printing of a module
+_ROOT = re.compile(r"\s+ROOT %(\S+) = ")
 _FORWARDING = frozenset({"tuple", "get-tuple-element"})
 _PAIRED_DONES = frozenset({"send-done", "recv-done"})  # the importer folds them into their send/recv
+_READ_THROUGH = _FORWARDING | _PAIRED_DONES  # a reader of these reads what they stand for
 # Values made from nothing, with no effect: unread, when they run is unobservable.
 _PURE_SOURCES = frozenset({"constant", "iota", "partition-id", "replica-id", "after-all", "parameter"})
 
@@ -57,7 +60,7 @@ class VerifyError(ChainError):
 # -- the HLO, as XLA's parser reads it ---------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class HloInstruction:
     computation: str
     name: str                      # as the input names it
@@ -139,25 +142,21 @@ def _opcode_of(printed: str) -> str:
     return m.group(1) if m else "?"
 
 
+@functools.lru_cache(maxsize=None)  # a few dozen opcodes; str() of an enum member is slow
 def _enum_opcode(opcode) -> str:
     """`HloOpcode.kAsyncStart` → `async-start` (XLA's opcode names, but for a
     few spelled otherwise in text, such as kExp; those print as they are)."""
-    return _enum_name(str(opcode))
-
-
-@functools.lru_cache(maxsize=None)
-def _enum_name(enum_text: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"-\1", enum_text.rsplit(".k", 1)[-1]).lower()
+    return re.sub(r"(?<!^)([A-Z])", r"-\1", str(opcode).rsplit(".k", 1)[-1]).lower()
 
 
 def _roots(printed_module: str) -> dict[str, str]:
     roots, current = {}, None
     for line in printed_module.splitlines():
-        head = re.match(r"(?:ENTRY )?%(\S+) .*\{$", line)
+        head = _COMPUTATION_HEAD.match(line)
         if head:
             current = head.group(1)
             continue
-        m = re.match(r"\s+ROOT %(\S+) = ", line)
+        m = _ROOT.match(line)
         if m and current is not None:
             roots[current] = m.group(1)
     return roots
@@ -168,7 +167,13 @@ def _roots(printed_module: str) -> dict[str, str]:
 
 class _Program:
     """The executed Penguin module: its ops by (computation, name), and the
-    order its data and dep edges impose within each block."""
+    order its data and dep edges impose within each block.
+
+    The dep edges are sorted by block up front; each block's edges are
+    gathered once, the first time a judgement asks about the block; and a
+    topological order of them, made on the first search that needs it,
+    bounds every search after (a path to v runs only through ops ranked
+    before v)."""
 
     def __init__(self, module, hlo_names: dict[str, set[str]]):
         from printer.penguin.graph import Argument, Value
@@ -177,19 +182,25 @@ class _Program:
         self.nodes: dict[tuple[str, str], list] = defaultdict(list)   # (computation, name) → ops
         self.arguments: dict[tuple[str, str], list] = defaultdict(list)
         self.block_of: dict[int, object] = {}     # id(op or argument) → its block
-        self.top: dict[int, object] = {}          # id(any op inside) → (block, its ancestor there)
         self.blocks: list = []
         for fn in module.functions:
             self._index_block(fn)
         self._after: dict[int, dict[int, set[int]]] = {}   # id(block) → anchor → anchors right after it
+        self._rank: dict[int, dict[int, int] | None] = {}  # id(block) → anchor → place in a topological order
         # A dep edge orders only ops that stand for HLO instructions of its
         # computation (or an argument): one from an importer-made tuple a
         # control-dep call kept bundled, or from a name no instruction has, is
         # spurious and orders nothing here.
         self.dependencies = [d for d in module.dependencies if _stands_for_hlo(d, hlo_names, Argument)]
         self.deps_into: dict[tuple, set[str]] = defaultdict(set)  # (computation, succ name) → pred names
+        # Each dep edge, between its ends' anchors in every block that holds both.
+        self._dep_edges: dict[int, list[tuple[int, int]]] = defaultdict(list)  # id(block) → (anchor, anchor)
         for dep in self.dependencies:
             self.deps_into[(dep.successor.computation, dep.successor.name)].add(_name(dep.predecessor))
+            u, v = self._anchors(dep.predecessor), self._anchors(dep.successor)
+            for block in u.keys() & v.keys():
+                if u[block] is not v[block]:
+                    self._dep_edges[block].append((id(u[block]), id(v[block])))
 
     def _index_block(self, block) -> None:
         self.blocks.append(block)
@@ -213,12 +224,27 @@ class _Program:
         while node is not None:
             if self.block_of.get(id(node)) is block:
                 return node
-            if isinstance(node, self._Argument):
-                owner = node.block.parent
-            else:
-                owner = node.parent.parent if node.parent is not None else None
-            node = owner
+            node = self._owner(node)
         return None
+
+    def _anchors(self, node) -> dict[int, object]:
+        """id(block) → `node`'s anchor there (see `anchor`), for every block
+        that holds `node` or an op around it."""
+        if isinstance(node, self._Value):
+            node = node.instruction
+        found: dict[int, object] = {}
+        while node is not None:
+            block = self.block_of.get(id(node))
+            if block is not None:
+                found.setdefault(id(block), node)  # the innermost, as `anchor` finds it
+            node = self._owner(node)
+        return found
+
+    def _owner(self, node):
+        """The op whose region holds `node`; None at a function's top."""
+        if isinstance(node, self._Argument):
+            return node.block.parent
+        return node.parent.parent if node.parent is not None else None
 
     def successors(self, block) -> dict[int, set[int]]:
         after = self._after.get(id(block))
@@ -231,28 +257,57 @@ class _Program:
                     source = self.anchor(operand, block)
                     if source is not None and source is not top:
                         after[id(source)].add(id(top))
-        for dep in self.dependencies:
-            u, v = self.anchor(dep.predecessor, block), self.anchor(dep.successor, block)
-            if u is not None and v is not None and u is not v:
-                after[id(u)].add(id(v))
+        for u, v in self._dep_edges.get(id(block), ()):
+            after[u].add(v)
         self._after[id(block)] = after
         return after
 
-    def reaches(self, u, v, block) -> bool:
-        """v comes after u in `block`'s order (an argument comes before all)."""
-        a, b = self.anchor(u, block), self.anchor(v, block)
-        if a is None or b is None:
-            return False
+    def rank(self, block) -> dict[int, int] | None:
+        """Each anchor's place in a topological order of `block`'s edges
+        (Kahn's); None where they form a cycle, which no order bounds."""
+        if id(block) in self._rank:
+            return self._rank[id(block)]
+        after = self.successors(block)
+        waiting: dict[int, int] = dict.fromkeys(after, 0)
+        for targets in after.values():
+            for v in targets:
+                waiting[v] = waiting.get(v, 0) + 1
+        ready = [u for u, n in waiting.items() if not n]
+        rank: dict[int, int] | None = {}
+        while ready:
+            u = ready.pop()
+            rank[u] = len(rank)
+            for v in after.get(u, ()):
+                waiting[v] -= 1
+                if not waiting[v]:
+                    ready.append(v)
+        if len(rank) < len(waiting):
+            rank = None
+        self._rank[id(block)] = rank
+        return rank
+
+    def reaches(self, a, b, block) -> bool:
+        """b comes after a in `block`'s order, a and b anchors there (an
+        argument comes before all)."""
         if isinstance(a, self._Argument) or a is b:
             return True
-        after, seen, queue = self.successors(block), {id(a)}, deque([id(a)])
-        while queue:
-            for nxt in after.get(queue.popleft(), ()):
-                if nxt == id(b):
+        after, target = self.successors(block), id(b)
+        if target in after.get(id(a), ()):  # most often an edge joins them
+            return True
+        rank = self.rank(block)
+        # In a topological order every op on a path to b ranks before b: the
+        # search need not go past it (nor start, from an op ranked after b).
+        limit = rank.get(target, -1) if rank is not None else None
+        if limit is not None and rank.get(id(a), limit) >= limit:
+            return False
+        seen, stack = {id(a)}, [id(a)]
+        while stack:
+            for nxt in after.get(stack.pop(), ()):
+                if nxt == target:
                     return True
-                if nxt not in seen:
+                if nxt not in seen and (limit is None or rank[nxt] < limit):
                     seen.add(nxt)
-                    queue.append(nxt)
+                    stack.append(nxt)
         return False
 
 
@@ -289,22 +344,37 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
     source of a program, or the path of a `.py` program (it is run).
     `link1`: link #1's own account, {(computation, pred, succ): edge}, shown
     beside each edge and never used to judge it."""
+    from passes.hlo.ir import no_cyclic_gc
+
     text, where = _hlo_text(hlo, source)
     module = _program_module(program)
-    computations = read_hlo(text, where)
+    # The verdict builds large graphs and keeps them to the end: the cyclic
+    # collector would walk them (and the caller's heap) again and again for
+    # nothing (measured: about a third of the time at 30k instructions).
+    with no_cyclic_gc():
+        try:
+            return _verdict(read_hlo(text, where), module, link1)
+        finally:  # the memos hold this module's instructions: let them go with it
+            _standing_in.cache_clear()
+            _reading.cache_clear()
+
+
+def _verdict(computations: dict[str, list[HloInstruction]], module, link1: dict | None) -> Report:
+    """Each HLO control edge's fate, and the program's spurious dep edges."""
     prog = _Program(module, {c: {i.name for i in instrs} for c, instrs in computations.items()})
     report = Report(dep_edges=len(module.dependencies))
     allowed: set[tuple[str, str, str]] = set()
     for computation, instrs in computations.items():
         for succ in instrs:
             for pred in succ.predecessors:
-                edge = _judge(computation, pred, succ, prog, _carried(computation, pred, succ, prog))
+                carried = _carried(computation, pred, succ, prog)
+                fate, reason = _judge(computation, pred, succ, prog, carried)
+                emitted, said = (), ""
                 if link1 is not None and (computation, pred.name, succ.name) in link1:
                     claim = link1[(computation, pred.name, succ.name)]
-                    edge = EdgeReport(edge.computation, edge.predecessor, edge.successor, edge.fate,
-                                      claim.emitted, edge.reason, carried=edge.carried,
-                                      link1=f"{claim.fate.value}" + (f": {claim.reason}" if claim.reason else ""))
-                report.edges.append(edge)
+                    emitted, said = claim.emitted, f"{claim.fate.value}" + (f": {claim.reason}" if claim.reason else "")
+                report.edges.append(EdgeReport(computation, pred.name, succ.name, fate, emitted, reason,
+                                               carried=tuple(carried), link1=said))
                 allowed.update((computation, u, v) for u in _standing_in(pred) for v in _reading(succ))
     for dep in module.dependencies:
         key = (dep.successor.computation, _name(dep.predecessor), dep.successor.name)
@@ -328,40 +398,39 @@ def _carried(computation: str, pred: HloInstruction, succ: HloInstruction, prog:
 
 
 def _judge(computation: str, pred: HloInstruction, succ: HloInstruction, prog: _Program,
-           carried: list) -> EdgeReport:
-    edge = lambda fate, reason: EdgeReport(  # noqa: E731
-        computation, pred.name, succ.name, fate, (), reason, carried=tuple(carried))
+           carried: list) -> tuple[Fate, str]:
+    """The fate of the HLO edge `pred -> succ`, and why."""
     direct = (_program_name(pred), _program_name(succ)) in carried
     if pred.opcode == "parameter" and not direct:
-        return edge(Fate.DROPPED, f"implied: %{pred.name} is a parameter of %{computation}, "
-                               "ready before every instruction in it")
+        return (Fate.DROPPED, f"implied: %{pred.name} is a parameter of %{computation}, "
+                              "ready before every instruction in it")
     before = _ops_of(pred, prog, computation)
     if before is None:
-        return edge(Fate.DROPPED, f"implied: %{pred.name} only forwards a parameter of %{computation}, "
-                               "ready before every instruction in it")
+        return (Fate.DROPPED, f"implied: %{pred.name} only forwards a parameter of %{computation}, "
+                              "ready before every instruction in it")
     if not before:
-        return _unordered(edge, succ, computation, f"%{pred.name} has no op in the program")
+        return _unordered(succ, computation, f"%{pred.name} has no op in the program")
     own = prog.nodes.get((computation, _program_name(succ))) or []
     why = _unordered_pairs(before, own, prog) if own else [f"%{succ.name} has no op in the program"]
     if not why:
-        return edge(Fate.PRESERVED, "") if direct else edge(Fate.REROUTED, _through(carried))
+        return (Fate.PRESERVED, "") if direct else (Fate.REROUTED, _through(carried))
     if own and not _cannot_carry(succ):
-        return _unordered(edge, succ, computation, "; ".join(why))
+        return _unordered(succ, computation, "; ".join(why))
     # The HLO shows S cannot carry the edge (no operand, an operand XLA pins, no
     # op of its own): every op that reads S must come after p.
     readers, ends = _reader_ops(succ, prog, computation)
     if not readers:
         if ends:
-            return edge(Fate.DROPPED, f"implied: %{succ.name} cannot carry it, and its value is the result of "
-                                   f"%{computation}, which ends after every instruction in it")
+            return (Fate.DROPPED, f"implied: %{succ.name} cannot carry it, and its value is the result of "
+                                  f"%{computation}, which ends after every instruction in it")
         if succ.opcode in _PURE_SOURCES and not _observed(succ):
-            return edge(Fate.DROPPED, f"implied: %{succ.name} ({succ.opcode}) has no effect and no reader: "
-                                   "nothing observes when it runs")
-        return _unordered(edge, succ, computation, f"%{succ.name} cannot carry it and has no reader that can")
+            return (Fate.DROPPED, f"implied: %{succ.name} ({succ.opcode}) has no effect and no reader: "
+                                  "nothing observes when it runs")
+        return _unordered(succ, computation, f"%{succ.name} cannot carry it and has no reader that can")
     why = _unordered_pairs(before, readers, prog)
     if why:
-        return _unordered(edge, succ, computation, "; ".join(why))
-    return edge(Fate.REROUTED, _through(carried))
+        return _unordered(succ, computation, "; ".join(why))
+    return (Fate.REROUTED, _through(carried))
 
 
 def _cannot_carry(succ: HloInstruction) -> bool:
@@ -377,11 +446,12 @@ def _unordered_pairs(before: list, after: list, prog: _Program) -> list[str]:
     """For each block `before` lies in, the pairs the program does not order."""
     why = []
     for p in before:
-        block = prog.block_of[id(p)]
-        targets = [s for s in after if prog.anchor(s, block) is not None]
+        block = prog.block_of[id(p)]  # p is an op of it: its own anchor there
+        targets = [(s, b) for s in after if (b := prog.anchor(s, block)) is not None]
         if not targets:
             why.append(f"nothing after %{_name(p)} in its block")
-        why += [f"%{_name(s)} does not come after %{_name(p)}" for s in targets if not prog.reaches(p, s, block)]
+        why += [f"%{_name(s)} does not come after %{_name(p)}" for s, b in targets
+                if not prog.reaches(p, b, block)]
     return list(dict.fromkeys(why))
 
 
@@ -390,16 +460,16 @@ def _through(carried: list) -> str:
     return f"the program orders them through {how}" if how else "the program's data edges order them"
 
 
-def _unordered(edge, succ: HloInstruction, computation: str, why: str) -> EdgeReport:
+def _unordered(succ: HloInstruction, computation: str, why: str) -> tuple[Fate, str]:
     """The program does not order them: dropped where the HLO implies the
     order anyway, else lost."""
     if succ.is_root:
-        return edge(Fate.DROPPED, f"implied: %{succ.name} is the result of %{computation}, "
-                               "which ends after every instruction in it")
+        return (Fate.DROPPED, f"implied: %{succ.name} is the result of %{computation}, "
+                              "which ends after every instruction in it")
     if succ.opcode in _FORWARDING and not _observed(succ):
-        return edge(Fate.DROPPED, f"implied: %{succ.name} ({succ.opcode}) has no op and no reader: "
-                               "nothing comes after it")
-    return edge(Fate.LOST, why)
+        return (Fate.DROPPED, f"implied: %{succ.name} ({succ.opcode}) has no op and no reader: "
+                              "nothing comes after it")
+    return (Fate.LOST, why)
 
 
 def _program_name(instr: HloInstruction) -> str:
@@ -469,7 +539,7 @@ def _standing_in(pred: HloInstruction) -> frozenset[str]:
 def _reading(succ: HloInstruction) -> frozenset[str]:
     """Names a dep edge for `succ` may end at: succ (or its paired name) and
     the ops that read it, through tuples and get-tuple-elements."""
-    return _names_reached([succ], lambda i: i.users if i is succ or i.opcode in _FORWARDING | _PAIRED_DONES
+    return _names_reached([succ], lambda i: i.users if i is succ or i.opcode in _READ_THROUGH
                           else [])
 
 
