@@ -87,6 +87,39 @@ def test_check_on_the_cluster_gives_the_rows_of_a_local_run(scheduler, tmp_path,
     assert capfd.readouterr().out == local_table
 
 
+XLA_DUMP_SCRIPT = """
+import jax, jax.numpy as jnp, numpy as np
+from jax_programs import PROGRAMS
+for name, fn, args in PROGRAMS[:3]:
+    jax.jit(fn).lower(*args).compile()
+"""
+
+
+@pytest.fixture(scope="module")
+def xla_cpu_dump(tmp_path_factory) -> Path:
+    """A folder exactly as XLA:CPU writes it with `--xla_dump_to`: every
+    pass of copy insertion, the optimized module, XLA's reports beside them."""
+    folder = tmp_path_factory.mktemp("xla_dump")
+    env = {**os.environ, "XLA_FLAGS": f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=copy-insertion",
+           "JAX_PLATFORMS": "cpu", "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent),
+                                                                   os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-c", XLA_DUMP_SCRIPT], env=env, check=True, capture_output=True)
+    return folder
+
+
+def test_check_over_a_real_xla_cpu_dump_folder_gives_the_local_totals_on_the_cluster(scheduler, xla_cpu_dump, capfd):
+    assert cli.main(["check", str(xla_cpu_dump), "--json", "--jobs", "2"]) == 0
+    local = json.loads(capfd.readouterr().out)
+    assert cli.main(["check", str(xla_cpu_dump), "--json", "--scheduler", scheduler]) == 0
+    assert json.loads(capfd.readouterr().out) == local
+    # Oracle: the folder's own text, every module XLA wrote with control edges.
+    texts = [p.read_text() for p in sorted(xla_cpu_dump.rglob("*.txt")) if p.read_text().startswith("HloModule")]
+    with_edges = [t for t in texts if count_control_edges(t)]
+    assert len(local["modules"]) == len(with_edges) >= 3
+    assert local["totals"]["edges"] == sum(count_control_edges(t) for t in with_edges)
+    assert local["totals"]["lost"] == local["totals"]["errors"] == 0
+
+
 @pytest.fixture
 def corpus(tmp_path) -> Path:
     """A corpus of two programs, as tests/corpus holds them."""
