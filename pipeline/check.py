@@ -3,10 +3,12 @@ given files and folders (an `XLA_FLAGS=--xla_dump_to` folder) through the
 whole chain, one row each: its edges and their fates.
 
 Candidates are the files named, and the `*.txt` / `*.hlo` files under each
-folder (recursively), in sorted order. A candidate whose text does not start
-with `HloModule` (XLA's buffer-assignment and memory-usage reports beside the
-dumps, or any other text) is skipped, and so is a module without any
-`control-predecessors=`; the table's footer counts both. A module the chain
+folder (recursively), in sorted order. In a folder, a file whose first
+line is neither `HloModule …` nor the head of a computation (`ENTRY …`,
+`%name (…) -> … {`: a module written as XLA's unit tests write them) is
+skipped: XLA's buffer-assignment and memory-usage reports beside the dumps,
+any other text. A file named is read as HLO whatever it starts with. A module without any
+`control-predecessors=` is skipped; the table's footer counts both. A module the chain
 refuses (XLA's parser or importer, any `ChainError`) is a row with the
 one-line error, and the run goes on. Each module is one task: in this
 process, in `jobs` spawned processes, or on a Dask cluster
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import asdict, dataclass, field
 
@@ -101,6 +104,10 @@ def _without_path(error: str, path: str) -> str:
     return error[len(path) + 1:].lstrip() if error.startswith(f"{path}:") else error
 
 
+# The first line of a module with no `HloModule` line: a computation's head.
+_COMPUTATION_FIRST = re.compile(r"(?:\s*//[^\n]*\n)*\s*(?:ENTRY\b|%?[A-Za-z_][\w.\-]*\s*(?:\([^\n]*\)\s*->[^\n]*)?\{)")
+
+
 @dataclass(frozen=True)
 class Candidate:
     path: str
@@ -111,31 +118,32 @@ def find_modules(paths) -> tuple[list[Candidate], int, int]:
     """The HLO modules with control edges under `paths`, and how many
     candidates were skipped as not HLO and as without control edges.
     UsageError for a path that does not exist or holds no HLO module."""
-    files: list[str] = []
+    files: list[tuple[str, bool]] = []  # (path, named by the user)
     for path in map(os.fspath, paths):
         if os.path.isdir(path):
             found = []
             for folder, _, names in os.walk(path):
                 found += [os.path.join(folder, n) for n in names if n.endswith(SUFFIXES)]
-            files += sorted(found)
+            files += [(f, False) for f in sorted(found)]
         elif os.path.exists(path):
-            files.append(path)  # named: a candidate whatever its suffix
+            files.append((path, True))  # named: a candidate whatever its suffix and first line
         else:
             raise UsageError(f"cannot read input '{path}': No such file or directory; "
                              "give HLO text files or XLA dump folders (--xla_dump_to)")
     modules, not_hlo, no_edges, seen = [], 0, 0, set()
-    for path in files:
+    for path, named in files:
         if os.path.realpath(path) in seen:  # named twice, or a file inside a folder also named
             continue
         seen.add(os.path.realpath(path))
         data = read_path(path)
-        header = HLO_HEADER.match(data[:4096].decode("utf-8", "replace"))
-        if header is None:
+        head = data[:4096].decode("utf-8", "replace")
+        header = HLO_HEADER.match(head)
+        if header is None and not named and not _COMPUTATION_FIRST.match(head):
             not_hlo += 1
         elif CONTROL_PREDECESSORS not in data:
             no_edges += 1
         else:
-            modules.append(Candidate(path, header.group(1)))
+            modules.append(Candidate(path, header.group(1) if header else os.path.basename(path)))
     if not modules:
         where = ", ".join(f"'{os.fspath(p)}'" for p in paths)
         what = (f"no HLO module with control edges in {where} ({not_hlo} not HLO, {no_edges} without "

@@ -269,3 +269,32 @@ def test_progress_bar_on_a_terminal_and_not_with_q(folder):
     assert "/1 [" not in out and out.splitlines()[0].split()[0] == "module"
     status, out_q, err_q = run_on_a_terminal(["check", path, "-q"])
     assert status == 0 and err_q == "" and out_q == out
+
+
+# As XLA's own unit tests write HLO: no HloModule line, shapes left out of operands.
+UNIT_TEST_STYLE = """\
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4] parameter(0)
+  %a = f32[4] negate(%p)
+  %b = f32[4] exponential(%p)
+  ROOT %c = f32[4] add(%a, %b), control-predecessors={%b, %a}
+}
+"""
+
+
+def test_modules_written_as_xla_s_unit_tests_write_them_are_checked(tmp_path, capfd):
+    """No `HloModule` line: XLA's parser reads it, so check does, in a folder or named."""
+    xla_hlo.hlo_module_from_text(UNIT_TEST_STYLE)  # XLA reads it
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "negate_exp.hlo").write_text(UNIT_TEST_STYLE)
+    (tmp_path / "d" / "notes.txt").write_text("BufferAssignment:\nallocation 0: size 16\n")
+    expected = pipeline.run(UNIT_TEST_STYLE).report.totals()
+    assert expected["edges"] == count_control_edges(UNIT_TEST_STYLE) == 2
+    for where in (tmp_path / "d", tmp_path / "d" / "negate_exp.hlo"):
+        assert cli.main(["check", str(where), "--json", "--jobs", "1"]) == 0
+        out = json.loads(capfd.readouterr().out)
+        assert [r["path"] for r in out["modules"]] == [str(tmp_path / "d" / "negate_exp.hlo")]
+        assert {k: out["totals"][k] for k in COUNTS} == {k: expected[k] for k in COUNTS}
+    assert out["skipped"]["not_hlo"] == 0  # named alone
+    assert cli.main(["check", str(tmp_path / "d"), "--json", "--jobs", "1"]) == 0
+    assert json.loads(capfd.readouterr().out)["skipped"]["not_hlo"] == 1  # the report beside it
