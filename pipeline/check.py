@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from dataclasses import asdict, dataclass, field
 
@@ -33,8 +32,7 @@ from passes.errors import ChainError
 from pipeline import workers
 from pipeline.cli_support import Parser, UsageError, add_chain_options, chain_options, guarded
 from pipeline.report import FATES
-from pipeline.sources import _HEADER as HLO_HEADER  # what the text of an HLO module starts with
-from pipeline.sources import read_path
+from pipeline.sources import hlo_module_name, looks_like_hlo, read_path
 
 PROG = "hlo2penguin check"
 SUFFIXES = (".txt", ".hlo")
@@ -104,10 +102,6 @@ def _without_path(error: str, path: str) -> str:
     return error[len(path) + 1:].lstrip() if error.startswith(f"{path}:") else error
 
 
-# The first line of a module with no `HloModule` line: a computation's head.
-_COMPUTATION_FIRST = re.compile(r"(?:\s*//[^\n]*\n)*\s*(?:ENTRY\b|%?[A-Za-z_][\w.\-]*\s*(?:\([^\n]*\)\s*->[^\n]*)?\{)")
-
-
 @dataclass(frozen=True)
 class Candidate:
     path: str
@@ -137,13 +131,12 @@ def find_modules(paths) -> tuple[list[Candidate], int, int]:
         seen.add(os.path.realpath(path))
         data = read_path(path)
         head = data[:4096].decode("utf-8", "replace")
-        header = HLO_HEADER.match(head)
-        if header is None and not named and not _COMPUTATION_FIRST.match(head):
+        if not named and not looks_like_hlo(head):
             not_hlo += 1
         elif CONTROL_PREDECESSORS not in data:
             no_edges += 1
         else:
-            modules.append(Candidate(path, header.group(1) if header else os.path.basename(path)))
+            modules.append(Candidate(path, hlo_module_name(head) or os.path.basename(path)))
     if not modules:
         where = ", ".join(f"'{os.fspath(p)}'" for p in paths)
         what = (f"no HLO module with control edges in {where} ({not_hlo} not HLO, {no_edges} without "

@@ -36,7 +36,8 @@ from passes.hlo import Module, read_module
 from pipeline.xla import shape_inference
 
 __all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "Loaded", "UnreadableInput", "from_dump_dir",
-           "from_export", "from_jax", "is_hlo_dump_name", "load", "read_path"]
+           "from_export", "from_jax", "hlo_module_name", "is_hlo_dump_name", "load", "looks_like_hlo",
+           "read_path"]
 
 DEFAULT_PASS_RE = "copy-insertion"
 
@@ -45,6 +46,9 @@ _NON_HLO_MARKERS = ("buffer-assignment", "memory-usage", "live-range")
 # [prefix.]module_NNNN.<module name>.<suffix>.txt
 _DUMP_NAME = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\.(?P<rest>.+)\.txt$")
 _HEADER = re.compile(r"\s*HloModule\s+([^\s,]+)")
+# The start of a module with no `HloModule` line (as XLA's unit tests write
+# them): comments, then a computation's head.
+_COMPUTATION_FIRST = re.compile(r"(?:\s*//[^\n]*\n)*\s*(?:ENTRY\b|%?[A-Za-z_][\w.\-]*\s*(?:\([^\n]*\)\s*->[^\n]*)?\{)")
 _STEP = re.compile(r"^\d{4}\.")
 _PRE_OPTIMIZATION_STAGE = "before_optimizations"
 
@@ -156,6 +160,19 @@ def from_dump_dir(path) -> Captured:
 # --------------------------------------------------------------------------
 # Reading dumps
 # --------------------------------------------------------------------------
+
+
+def hlo_module_name(text: str) -> str | None:
+    """The name after `HloModule` if `text` starts with that line, else None."""
+    header = _HEADER.match(text)
+    return header.group(1) if header else None
+
+
+def looks_like_hlo(text: str) -> bool:
+    """Whether `text` starts as an HLO module does: its `HloModule` line, or
+    a computation's head (`ENTRY …`, `%name (…) -> … {`). XLA's reports
+    beside the dumps (buffer assignment, memory usage) do not."""
+    return _HEADER.match(text) is not None or _COMPUTATION_FIRST.match(text) is not None
 
 
 def is_hlo_dump_name(file_name: str) -> bool:
