@@ -116,7 +116,6 @@ def check_program(program: Program, update: bool) -> tuple[list[Row], dict | Non
     """Every captured module of one program, in both dialects (one task):
     the rows, and the golden records of this run (module → dialect →
     record; None if the program could not be captured)."""
-    import numpy as np
 
     import pipeline
     from pipeline.sources import from_export
@@ -142,7 +141,7 @@ def check_program(program: Program, update: bool) -> tuple[list[Row], dict | Non
             totals = result.report.totals()
             for key in ("edges", "preserved", "rerouted", "dropped", "lost", "spurious"):
                 setattr(row, key, totals[key])
-            row.numerics = _numerics(result.module(), program.inputs, program.expected, np)
+            row.numerics = _numerics(result.module(), program.inputs, program.expected)
             record = {"report": result.report.as_dict(),
                       "penguin_sha256": hashlib.sha256(result.penguin_source.encode()).hexdigest()}
             old = (golden or {}).get(captured_module.name, {}).get(dialect)
@@ -163,9 +162,11 @@ def write_golden(directory: str, program: Program, fresh: dict) -> None:
         f.write("\n")
 
 
-def _numerics(module, inputs, expected, np) -> str:
+def _numerics(module, inputs, expected) -> str:
     if inputs is None or expected is None:
         return "n/a"
+    from pipeline.testing import differences
+
     try:
         got = module.execute(*inputs)
     except NotImplementedError as err:  # UnsupportedOp: "unsupported op X (instruction …)"
@@ -173,17 +174,8 @@ def _numerics(module, inputs, expected, np) -> str:
         return f"unsupported: {op.group(1) if op else err}"
     except Exception as err:
         return f"FAIL: {type(err).__name__}: {str(err).splitlines()[0]}"
-    if len(got) != len(expected):
-        return f"FAIL: {len(got)} results, JAX has {len(expected)}"
-    for i, (a, b) in enumerate(zip(got, expected)):
-        a, b = np.asarray(a), np.asarray(b)
-        if a.shape != b.shape:
-            return f"FAIL: result {i} has shape {a.shape}, JAX {b.shape}"
-        exact = not np.issubdtype(b.dtype, np.floating) and not np.issubdtype(b.dtype, np.complexfloating)
-        same = np.array_equal(a, b) if exact else np.allclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True)
-        if not same:
-            return f"FAIL: result {i} differs from JAX's"
-    return "ok"
+    found = differences(got, expected, "JAX's")
+    return f"FAIL: {found[0]}" if found else "ok"
 
 
 _GOLDEN_FIELDS = ("report", "penguin_sha256")

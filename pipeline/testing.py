@@ -22,7 +22,7 @@ from passes.hlo import Module, write_module
 from pipeline.chain import ChainResult, run
 from pipeline.sources import load
 
-__all__ = ["assert_round_trip", "xla_outputs"]
+__all__ = ["assert_round_trip", "differences", "xla_outputs"]
 
 RTOL = ATOL = 1e-5  # XLA:CPU's last bits differ between CPUs (with or without AVX-512)
 
@@ -45,8 +45,8 @@ def assert_round_trip(hlo, *, inputs: Sequence | None = None, expected: Sequence
     if inputs is not None:
         got = result.module().execute(*inputs)
         want = xla_outputs(original, inputs) if expected is None else list(expected)
-        problems += [f"  numerics: {line}" for line in _differences(got, want, rtol, atol,
-                                                                     "XLA's" if expected is None else "expected")]
+        problems += [f"  numerics: {line}" for line in differences(got, want, "XLA's" if expected is None
+                                                                   else "expected", rtol, atol)]
     if problems:
         raise AssertionError(f"{result.source}: the round trip does not hold "
                              f"({result.report.summary()}):\n" + "\n".join(problems))
@@ -78,7 +78,11 @@ def _original_text(hlo, source_name: str | None) -> str:
     return text.decode("utf-8") if isinstance(text, bytes) else text
 
 
-def _differences(got: Sequence, want: Sequence, rtol: float, atol: float, whose: str) -> list[str]:
+def differences(got: Sequence, want: Sequence, whose: str, rtol: float = RTOL, atol: float = ATOL) -> list[str]:
+    """Where the program's results `got` differ from `want` (`whose` names
+    them in the messages): the count, a shape, or the values (floats within
+    rtol/atol, everything else exactly). Empty if they agree. `regress`
+    judges its numerics column with it too."""
     if len(got) != len(want):
         return [f"the program gives {len(got)} results, {whose} {len(want)}"]
     found = []
