@@ -152,6 +152,31 @@ def test_schedule_moves_an_instruction_after_its_dependency_and_reports_cycles()
         f.schedule()
 
 
+def test_schedule_lifts_a_dependency_into_a_nested_block_onto_the_op_that_holds_it():
+    """Block.schedule's promise: a dependency whose successor (or predecessor)
+    sits inside an op's region orders that op. Program order alone says w first."""
+    t = T("tensor<f32>")
+    m = Module("m")
+    f = m.function("main", [("x", t)])
+    w = f.op("stablehlo.while", "w", [f.args[0]], [t])
+    body = w.block("body", [("s", t)])
+    inner = body.op("stablehlo.negate", "n", [body.args[0]], [t])
+    body.op("stablehlo.return", "return", [inner])
+    p = f.op("stablehlo.abs", "p", [f.args[0]], [t])
+    assert [i.name for i in f.schedule()] == ["w", "p"]  # no edge yet: program order
+    m.add_dep_edge(p, inner)  # into the body: the while runs after p
+    assert [i.name for i in f.schedule()] == ["p", "w"]
+    assert [i.name for i in m.schedule()["main"]] == ["p", "w"]
+
+    m2 = Module("m2")
+    g = m2.function("main", [("x", t)])
+    q = g.op("stablehlo.abs", "q", [g.args[0]], [t])
+    w2 = g.op("stablehlo.while", "w", [g.args[0]], [t])
+    inner2 = w2.block("body", [("s", t)]).op("stablehlo.negate", "n", [g.args[0]], [t])
+    m2.add_dep_edge(inner2, q)  # out of the body: q runs after the while
+    assert [i.name for i in g.schedule()] == ["w", "q"]
+
+
 def test_cli_report_json_and_check(capsys):
     assert cli.main(["--emit", "report", "--json", "-q"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -298,3 +298,36 @@ def test_modules_written_as_xla_s_unit_tests_write_them_are_checked(tmp_path, ca
     assert out["skipped"]["not_hlo"] == 0  # named alone
     assert cli.main(["check", str(tmp_path / "d"), "--json", "--jobs", "1"]) == 0
     assert json.loads(capfd.readouterr().out)["skipped"]["not_hlo"] == 1  # the report beside it
+
+
+# A module that already holds a control-dep call (link #1's output, or the
+# real hlo-opt's, that a later XLA pass gave a new control edge): the call
+# orders %a before %c although no HLO control edge says so, a spurious dep
+# edge in the program, while the one control edge (%b -> %s) is carried.
+ALREADY_REIFIED = """\
+HloModule already_reified
+
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %a = f32[4]{0} negate(%x)
+  %b = f32[4]{0} exponential(%x)
+  %cc = f32[4]{0} custom-call(%a, %b), custom_call_target="AwsNeuronControlDep", custom_call_has_side_effect=true
+  %c = f32[4]{0} abs(%cc)
+  ROOT %s = f32[4]{0} add(%c, %x), control-predecessors={%b}
+}
+"""
+
+
+def test_a_spurious_dep_edge_alone_is_exit_1(tmp_path, capfd):
+    """check's promise: exit 1 on a spurious dep edge, even with no edge lost and no module refused."""
+    xla_hlo.hlo_module_from_text(ALREADY_REIFIED)  # XLA reads it
+    path = tmp_path / "module_0001.jit_f.after_preserve.txt"
+    path.write_text(ALREADY_REIFIED)
+    assert count_control_edges(ALREADY_REIFIED) == 1
+    assert cli.main(["check", str(path), "--json", "-q"]) == 1
+    out, err = capfd.readouterr()
+    (row,) = json.loads(out)["modules"]
+    assert (row["edges"], row["preserved"], row["lost"], row["spurious"], row["error"]) == (1, 1, 0, 1, "")
+    assert cli.main(["check", str(path), "-q"]) == 1
+    assert capfd.readouterr().out.splitlines()[-1] == "each edge and its fate: hlo2penguin MODULE --emit report"
+    assert not check.check([path], jobs=1).ok

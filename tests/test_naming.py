@@ -293,6 +293,31 @@ def test_rng_takes_its_name_and_its_shape_constant_a_derived_one(dialect):
     assert expansion(program, "main", "rng1") == ("rng", ["rng1:constant"])
 
 
+# `r` is read by nothing (not even a control-dep call): no use outside its
+# ops tells the rng from its shape constant, and the rng still takes the
+# name, the op XLA's `rng` is.
+UNUSED_RNG = """HloModule m
+
+ENTRY %main (x: f32[]) -> f32[4] {
+  %x = f32[] parameter(0)
+  %one = f32[] constant(1)
+  %e = f32[] exponential(%x)
+  %r = f32[4]{0} rng(%x, %one), distribution=rng_uniform, control-predecessors={%e}
+  %b = f32[4]{0} broadcast(%x), dimensions={}
+  ROOT %n = f32[4]{0} negate(%b)
+}
+"""
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_an_unused_rng_takes_its_name_and_carries_its_edges(dialect):
+    _, program = run(UNUSED_RNG, dialect)
+    assert program.dep_edges() == hlo_edges(UNUSED_RNG) == {("main", "e", "r")}
+    assert expansion(program, "main", "r") == ("rng", ["r:constant"])
+    (dep,) = program.dependencies
+    assert dep.successor.opcode.split(".")[-1] == "rng"  # the edge lands on the rng, not its shape constant
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_dynamic_reshape_takes_its_name_and_the_concatenate_of_its_sizes_a_derived_one(dialect):
     _, program = run(DYNAMIC_RESHAPE, dialect)

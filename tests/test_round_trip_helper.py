@@ -84,6 +84,27 @@ def test_a_numerics_mismatch_names_the_result(captured):
         assert_round_trip(module, inputs=args, expected=expected[:1])
 
 
+def test_the_tolerance_given_is_the_one_used(captured):
+    """rtol= and atol= reach the comparison: a looser one accepts what the
+    defaults (1e-5) refuse, a tighter one refuses what they accept."""
+    fn, args, module = captured
+    jax_s = [np.asarray(r) for r in fn(*args)]
+    assert any(np.issubdtype(r.dtype, np.floating) and np.abs(r).max() > 0.5 for r in jax_s)
+    scaled = [r * np.float32(1 + 1e-3) if np.issubdtype(r.dtype, np.floating) else r for r in jax_s]
+    with pytest.raises(AssertionError, match=r"\(rtol=1e-05, atol=1e-05\)"):
+        assert_round_trip(module, inputs=args, expected=scaled)
+    assert assert_round_trip(module, inputs=args, expected=scaled, rtol=1e-2).report.ok
+    shifted = [r + np.float32(0.5) if np.issubdtype(r.dtype, np.floating) else r for r in jax_s]
+    with pytest.raises(AssertionError, match="numerics: result"):
+        assert_round_trip(module, inputs=args, expected=shifted)
+    assert assert_round_trip(module, inputs=args, expected=shifted, atol=1.0).report.ok
+    # 3e-6 apart: within the defaults, far beyond rtol=1e-7 (XLA:CPU's own last bits stay below it)
+    nudged = [r * np.float32(1 + 3e-6) if np.issubdtype(r.dtype, np.floating) else r for r in jax_s]
+    assert assert_round_trip(module, inputs=args, expected=nudged).report.ok
+    with pytest.raises(AssertionError, match=r"\(rtol=1e-07, atol=0\)"):
+        assert_round_trip(module, inputs=args, expected=nudged, rtol=1e-7, atol=0)
+
+
 def test_bad_input_is_the_chain_s_error_not_a_failed_assertion():
     with pytest.raises(ChainError):
         assert_round_trip(EXAMPLE_HLO.replace("add(", "addd("))
