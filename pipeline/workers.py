@@ -44,15 +44,21 @@ def _in_processes(function, tasks, jobs, tick) -> list:
     results: list = [None] * len(tasks)
     # spawn: a forked child would inherit XLA's threads mid-flight.
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context) as pool:
-        futures = {pool.submit(function, *task): i for i, task in enumerate(tasks)}
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                results[futures[future]] = future.result()
-                tick(futures[future])
-        except BaseException:  # a task's bug, or ^C: do not start the queued ones
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    pool = concurrent.futures.ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context)
+    futures = {pool.submit(function, *task): i for i, task in enumerate(tasks)}
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            results[futures[future]] = future.result()
+            tick(futures[future])
+    except BaseException:  # a task's bug, or ^C: do not start the queued ones
+        # Each future cancelled by hand: `shutdown(cancel_futures=True)` only
+        # sets a flag, which a second shutdown (a `with` block's exit) resets
+        # before the pool reads it, and every queued task then still runs.
+        for future in futures:
+            future.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return results
 
 
