@@ -331,3 +331,33 @@ def test_a_spurious_dep_edge_alone_is_exit_1(tmp_path, capfd):
     assert cli.main(["check", str(path), "-q"]) == 1
     assert capfd.readouterr().out.splitlines()[-1] == "each edge and its fate: hlo2penguin MODULE --emit report"
     assert not check.check([path], jobs=1).ok
+
+
+def test_a_module_named_twice_or_inside_a_folder_also_named_is_one_row(tmp_path, capfd):
+    (tmp_path / "d").mkdir()
+    path = tmp_path / "d" / "negate_exp.hlo"
+    path.write_text(UNIT_TEST_STYLE)
+    argv = ["check", str(path), str(tmp_path / "d"), str(path), "--json", "--jobs", "1"]
+    assert cli.main(argv) == 0
+    out = json.loads(capfd.readouterr().out)
+    assert [r["path"] for r in out["modules"]] == [str(path)]
+    assert out["totals"]["edges"] == count_control_edges(UNIT_TEST_STYLE)
+
+
+def test_a_bug_in_the_chain_is_its_module_s_row_and_the_others_still_run(tmp_path, capfd, monkeypatch):
+    """check's promise for a chain bug (not a ChainError): an `internal error`
+    row asking for a report, the other modules' rows as usual, exit 1."""
+    (tmp_path / "a.hlo").write_text(UNIT_TEST_STYLE)
+    (tmp_path / "b.hlo").write_text(UNIT_TEST_STYLE)
+    real_run = pipeline.run
+
+    def buggy_run(source, **options):
+        if options.get("source_name", "").endswith("a.hlo"):
+            raise KeyError("planted")
+        return real_run(source, **options)
+
+    monkeypatch.setattr(pipeline, "run", buggy_run)
+    assert cli.main(["check", str(tmp_path), "--json", "--jobs", "1"]) == 1
+    a, b = json.loads(capfd.readouterr().out)["modules"]
+    assert a["error"] == "internal error (KeyError: 'planted'); please report it with the input"
+    assert b["error"] == "" and b["edges"] == count_control_edges(UNIT_TEST_STYLE)
