@@ -105,6 +105,21 @@ def test_the_tolerance_given_is_the_one_used(captured):
         assert_round_trip(module, inputs=args, expected=nudged, rtol=1e-7, atol=0)
 
 
+def test_a_path_and_a_module_object_are_taken_and_judged_against_the_original_hlo(tmp_path):
+    """`hlo` may be a path or a `passes.hlo.Module`; link #1 rewrites a Module
+    in place, yet XLA's numbers are those of the HLO as given."""
+    from passes.hlo import read_module
+
+    path = tmp_path / "example.hlo"
+    path.write_text(EXAMPLE_HLO)
+    assert assert_round_trip(str(path), inputs=[X]).report.ok
+    module = read_module(EXAMPLE_HLO)
+    wrong = [np.asarray(r) + 1 for r in xla_outputs(EXAMPLE_HLO, [X])]
+    assert assert_round_trip(module, inputs=[X]).report.ok
+    with pytest.raises(AssertionError, match="numerics: result 0 differs from expected by up to 1 "):
+        assert_round_trip(read_module(EXAMPLE_HLO), inputs=[X], expected=wrong)
+
+
 def test_bad_input_is_the_chain_s_error_not_a_failed_assertion():
     with pytest.raises(ChainError):
         assert_round_trip(EXAMPLE_HLO.replace("add(", "addd("))
