@@ -337,11 +337,42 @@ def test_a_module_named_twice_or_inside_a_folder_also_named_is_one_row(tmp_path,
     (tmp_path / "d").mkdir()
     path = tmp_path / "d" / "negate_exp.hlo"
     path.write_text(UNIT_TEST_STYLE)
-    argv = ["check", str(path), str(tmp_path / "d"), str(path), "--json", "--jobs", "1"]
+    other = tmp_path / "other.hlo"
+    other.write_text(UNIT_TEST_STYLE)
+    argv = ["check", str(path), str(tmp_path / "d"), str(path), str(other), "--json", "--jobs", "1"]
     assert cli.main(argv) == 0
     out = json.loads(capfd.readouterr().out)
-    assert [r["path"] for r in out["modules"]] == [str(path)]
-    assert out["totals"]["edges"] == count_control_edges(UNIT_TEST_STYLE)
+    assert [r["path"] for r in out["modules"]] == [str(path), str(other)]  # the one after the repeats too
+    assert out["totals"]["edges"] == 2 * count_control_edges(UNIT_TEST_STYLE)
+
+
+def test_every_folder_named_is_read_and_every_skipped_file_counted(tmp_path, capfd):
+    """Two dump folders: both folders' modules, in order; a binary `.txt` and
+    XLA's reports are "not an HLO module", each module without control edges counted."""
+    first, second = tmp_path / "run1", tmp_path / "run2"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "module_0001.jit_f.after_copy_insertion.txt").write_text(UNIT_TEST_STYLE)
+        (folder / "module_0002.jit_g.before_optimizations.txt").write_text(NO_CONTROL_EDGES)
+    (second / "module_0003.jit_f.hlo_module_proto.txt").write_bytes(b"\x08\x01\xff\xfe\x80 not text")
+    for name, text in NOT_HLO.items():
+        (second / name).write_text(text)
+    assert cli.main(["check", str(first), str(second), "--json", "--jobs", "1"]) == 0
+    out = json.loads(capfd.readouterr().out)
+    assert [r["path"] for r in out["modules"]] == [str(first / "module_0001.jit_f.after_copy_insertion.txt"),
+                                                    str(second / "module_0001.jit_f.after_copy_insertion.txt")]
+    assert out["skipped"] == {"not_hlo": 1 + len(NOT_HLO), "no_control_edges": 2}
+
+
+def test_a_file_named_is_read_as_hlo_whatever_it_starts_with(tmp_path, capfd):
+    """A block comment before the first computation: XLA reads it; named, check does."""
+    text = "/* from XLA's copy insertion tests */\n" + UNIT_TEST_STYLE
+    xla_hlo.hlo_module_from_text(text)
+    path = tmp_path / "commented.hlo"
+    path.write_text(text)
+    assert cli.main(["check", str(path), "--json", "--jobs", "1"]) == 0
+    (row,) = json.loads(capfd.readouterr().out)["modules"]
+    assert (row["path"], row["error"], row["edges"]) == (str(path), "", count_control_edges(text))
 
 
 def test_a_bug_in_the_chain_is_its_module_s_row_and_the_others_still_run(tmp_path, capfd, monkeypatch):
