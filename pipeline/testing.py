@@ -95,6 +95,7 @@ def differences(got: Sequence, want: Sequence, whose: str, rtol: float = RTOL, a
         if exact and not np.array_equal(a, b):
             found.append(f"result {i} differs from {whose} at {int(np.count_nonzero(a != b))} of {b.size} elements")
         elif not exact and not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
-            worst = float(np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+            wide = np.complex128 if np.issubdtype(b.dtype, np.complexfloating) else np.float64  # keep imaginary parts
+            worst = float(np.nanmax(np.abs(a.astype(wide) - b.astype(wide))))
             found.append(f"result {i} differs from {whose} by up to {worst:.3g} (rtol={rtol}, atol={atol})")
     return found

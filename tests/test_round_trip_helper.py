@@ -15,7 +15,7 @@ from jax_programs import PROGRAMS
 from passes.errors import ChainError
 from pipeline import sources
 from pipeline.example import EXAMPLE_HLO
-from pipeline.testing import assert_round_trip, xla_outputs
+from pipeline.testing import assert_round_trip, differences, xla_outputs
 
 X = np.arange(4, dtype=np.float32) - 1.5
 
@@ -120,8 +120,42 @@ def test_a_path_and_a_module_object_are_taken_and_judged_against_the_original_hl
         assert_round_trip(read_module(EXAMPLE_HLO), inputs=[X], expected=wrong)
 
 
+def test_differences_compares_floats_within_the_tolerance_and_the_rest_exactly():
+    """The promise of `differences` (regress's numerics column too): count,
+    shapes, then values; floats and complex numbers within rtol/atol (NaN
+    equal to NaN), integers and booleans exactly; every result is looked at."""
+    f = np.array([1.0, np.nan, 3.0], np.float32)
+    assert differences([f], [f * np.float32(1 + 1e-6)], "JAX's") == []
+    c = np.array([1 + 2j, 3 - 1j], np.complex64)
+    assert differences([c], [c * np.complex64(1 + 1e-6)], "JAX's") == []
+    assert differences([c], [c + np.complex64(0.5j)], "JAX's") == [
+        "result 0 differs from JAX's by up to 0.5 (rtol=1e-05, atol=1e-05)"]
+    big = np.array([1_000_000, 7, 7], np.int64)  # within any float tolerance of each other, yet not equal
+    assert differences([big], [big + np.array([1, 0, 1])], "JAX's") == [
+        "result 0 differs from JAX's at 2 of 3 elements"]
+    assert differences([np.array([True])], [np.array([False])], "JAX's") == [
+        "result 0 differs from JAX's at 1 of 1 elements"]
+    # A wrong shape in one result does not hide a wrong value in the next.
+    assert differences([np.zeros(2), np.ones(3)], [np.zeros(3), np.zeros(3)], "JAX's") == [
+        "result 0 has shape (2,), JAX's (3,)", "result 1 differs from JAX's by up to 1 (rtol=1e-05, atol=1e-05)"]
+    assert differences([f], [f, f], "JAX's") == ["the program gives 1 results, JAX's 2"]
+
+
+def test_lost_edges_and_numbers_are_both_named_and_xla_is_named_as_the_reference():
+    wrong = [np.asarray(r) + 1 for r in xla_outputs(EXAMPLE_HLO, [X])]
+    with pytest.raises(AssertionError) as failed:
+        assert_round_trip(EXAMPLE_HLO, flatten=False, inputs=[X], expected=wrong)
+    message = str(failed.value)
+    assert ": lost at link #3" in message and "numerics: result 0 differs from expected" in message
+    with pytest.raises(AssertionError, match="lost at link #3") as failed:
+        assert_round_trip(EXAMPLE_HLO, flatten=False, inputs=[X])  # numbers right, an edge lost
+    assert "numerics" not in str(failed.value)
+
+
 def test_bad_input_is_the_chain_s_error_not_a_failed_assertion():
     with pytest.raises(ChainError):
         assert_round_trip(EXAMPLE_HLO.replace("add(", "addd("))
     with pytest.raises(TypeError, match="check=False"):
         assert_round_trip(EXAMPLE_HLO, check=False)
+    with pytest.raises(ChainError, match=r"^my_module\.hlo:1:1: input is not UTF-8 text"):
+        assert_round_trip(b"\xff\xfe" + EXAMPLE_HLO.encode(), source_name="my_module.hlo")
