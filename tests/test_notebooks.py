@@ -81,10 +81,17 @@ class Shown:
 def outputs(nb) -> Shown:
     shown, text = Shown(), []
     for cell in nb.cells:
+        cell_streams: list[tuple[str, list[str]]] = []
         for out in cell.get("outputs", []):
             assert out["output_type"] != "error", out
             if out["output_type"] == "stream":
-                text.append(out["text"])
+                # A busy kernel can send one print as several stream messages:
+                # glue them back, so a needle is not cut at a message border.
+                if cell_streams and cell_streams[-1][0] == out["name"]:
+                    cell_streams[-1][1].append(out["text"])
+                else:
+                    cell_streams.append((out["name"], [out["text"]]))
+                continue
             data = out.get("data", {})
             text += [data.get("text/plain", ""), data.get("text/html", "")]
             shown.figures += "image/png" in data
@@ -98,6 +105,7 @@ def outputs(nb) -> Shown:
                                      and tr.findall("td")[3].find("strong") is not None]
             if "image/svg+xml" in data:
                 shown.svgs.append(ET.fromstring(data["image/svg+xml"]))
+        text += ["".join(parts) for _, parts in cell_streams]
     shown.text = "\n".join(text)
     return shown
 
