@@ -12,8 +12,11 @@ from passes.errors import ChainError
 # The custom-call target that carries a reified control edge.
 CONTROL_DEP_TARGET = "AwsNeuronControlDep"
 
-# Module frontend attribute that marks a module whose edges were reified.
+# Module frontend attribute that marks a module whose edges were reified, and
+# its value: "1", as the decompiled PreserveControlDeps writes it (phase 3),
+# only when at least one edge was reified.
 HAS_CONTROL_DEPS = "has_control_deps"
+HAS_CONTROL_DEPS_VALUE = "1"
 
 
 class Fate(enum.StrEnum):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, Fate
+from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, HAS_CONTROL_DEPS_VALUE, Fate
 from passes.hlo.ir import Computation, Instruction, Module, Shape, no_cyclic_gc
 
 
@@ -143,24 +143,14 @@ class _Run:
         self.module = module
         self.taken = module.instruction_names()
         self.by_name = {c.name: c for c in module.computations}
-        self.unnamed: set[str] | None = None
 
     def run(self) -> PreserveResult:
         result = PreserveResult()
         for comp in self.module.computations:
             _ComputationRewrite(self, comp, result).run()
-        if result.changed:
-            _set_frontend_attribute(self.module, HAS_CONTROL_DEPS, '"true"')
+        if any(e.fate is not Fate.DROPPED for e in result.edges):  # a call was made: as the binary, only then
+            _set_frontend_attribute(self.module, HAS_CONTROL_DEPS, f'"{HAS_CONTROL_DEPS_VALUE}"')
         return result
-
-    def parameters_unnamed_after_import(self, comp: Computation) -> bool:
-        """Whether `comp` is a while body/condition or a conditional branch:
-        the importer turns a loop's parameter into unnamed iteration arguments
-        and replaces a branch's parameter by the conditional's operand."""
-        if self.unnamed is None:
-            self.unnamed = {name for _, i in self.module.instructions() if i.opcode in ("while", "conditional")
-                            for name in i.called_computation_names()}
-        return comp.name in self.unnamed
 
     def fresh_name(self, base: str) -> str:
         name, n = base, 0
@@ -273,12 +263,14 @@ class _ComputationRewrite:
         reasons: list[str] = []
         values = _structural_sources(p)
         params = [v for v in values if v.opcode == "parameter"]
-        if params and self.pass_.parameters_unnamed_after_import(self.comp):
+        if params:
             # A parameter is ready before any instruction of its computation
-            # runs; here it also has no value of its own after import.
+            # runs: the decompiled pass skips such a predecessor (phase 1), in
+            # every computation. In a while body/condition or a branch it has
+            # no value of its own after import either, and in a reducer its
+            # value is the enclosing op's block argument.
             implied = (f"implied: {', '.join('%' + v.name for v in params)} is a parameter of "
-                       f"%{self.comp.name} (a while body/condition or conditional branch), ready "
-                       "before every instruction in it, and it has no value of its own after import")
+                       f"%{self.comp.name}, ready before every instruction in it")
             values = [v for v in values if v.opcode != "parameter"]
             if not values:
                 return [], [], implied
