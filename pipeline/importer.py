@@ -219,6 +219,8 @@ def _restore_locations(mlir: ir.Module, origins: list[_Origin], module: Module) 
             found = cache[index] = hlo_location(origin.instruction, computation, originals[origin.metadata])
         return found
 
+    parameters = _CalleeParameters(module)
+
     def visit(op) -> ir.WalkResult:
         index = key_of(op.location)
         if index in wrapped:
@@ -228,19 +230,59 @@ def _restore_locations(mlir: ir.Module, origins: list[_Origin], module: Module) 
                 carrying_done_key.append((op, index))
         if index is not None:
             op.location = location_at(index)
-        for region in op.regions:
+        for r, region in enumerate(op.regions):
+            named = parameters.of(origins[index], r) if index is not None else None
             for block in region.blocks:
-                for arg in block.arguments:
+                arguments = block.arguments
+                if named is not None and len(arguments) == len(named[1]):
+                    # An inlined reducer, comparator, loop…: its parameters, by number.
+                    callee, names = named
+                    for arg, name in zip(arguments, names):
+                        arg.set_location(hlo_location(name, callee_attr(callee), None))
+                    continue
+                for arg in arguments:
                     new = location_for(arg.location)
                     if new is not None:
                         arg.set_location(new)
         return ir.WalkResult.ADVANCE
+
+    def callee_attr(name: str) -> ir.Attribute:
+        found = computations.get(name)
+        if found is None:
+            found = computations[name] = ir.StringAttr.get(name)
+        return found
 
     with mlir.context:
         mlir.operation.walk(visit)
         for op, index in carrying_done_key:
             if index in done_seen:  # the wrapped op, not the done itself
                 op.location = location_at(wrapped[index])
+
+
+class _CalleeParameters:
+    """For an op made from an instruction that calls computations (a reduce's
+    `to_apply`, a while's `condition` and `body`, a sort's comparator…): the
+    parameters of the computation inlined as its region #r, by parameter
+    number. The importer gives those block arguments the op's own location;
+    the HLO names them. The index is built on first use."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self.instructions: dict[tuple[str, str], Instruction] | None = None
+        self.computations: dict[str, object] = {}
+
+    def of(self, origin: _Origin, region: int) -> tuple[str, list[str]] | None:
+        if self.instructions is None:
+            self.instructions = {(c.name, i.name): i for c, i in self.module.instructions()}
+            self.computations = {c.name: c for c in self.module.computations}
+        instr = self.instructions.get((origin.computation, origin.instruction))
+        callees = instr.called_computation_names() if instr is not None else []
+        callee = self.computations.get(callees[region]) if region < len(callees) else None
+        if callee is None:
+            return None
+        numbered = [(int(i.payload), i.name) for i in callee.instructions
+                    if i.opcode == "parameter" and (i.payload or "").strip().isdigit()]
+        return callee.name, [name for _, name in sorted(numbered)]
 
 
 def _wrapped_keys(module: Module, origins: list[_Origin]) -> dict[int, int]:
