@@ -1,0 +1,126 @@
+"""XLA's `HloModuleProto`, as far as the chain reads and edits it.
+
+`jaxlib._hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto()`
+is XLA's own parse of a module; `HloModule.from_serialized_hlo_module_proto`
+and the importer (`jaxlib._jax.mlir.hlo_to_stablehlo`) read such bytes
+back. jaxlib ships no Python classes for the proto, so the schema here is
+ours: only the fields the chain touches, with XLA's field numbers (they are
+XLA's wire format: see `xla/service/hlo.proto` and `xla/xla_data.proto`).
+Every other field of a message is kept by protobuf as an unknown field and
+written back as it came, so an edit changes only what it names.
+
+Facts of XLA's proto the chain relies on (checked by tests/hlo/test_proto.py):
+- an instruction id is `computation id << 32 | local id`, and local ids
+  count up in the order the text defines the instructions;
+- a computation lists its instructions in post order (operands first),
+  which is also the order XLA requires when it reads the proto back;
+- a while's `called_computation_ids` are its body, then its condition.
+"""
+
+from __future__ import annotations
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+_F = descriptor_pb2.FieldDescriptorProto
+_OPTIONAL, _REPEATED = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
+_PACKAGE = "hlo2penguin.xla"
+
+# (message, [(field, number, type, label, message type)]): XLA's numbers.
+_SCHEMA = [
+    ("ShapeProto", [
+        ("element_type", 2, _F.TYPE_INT32, _OPTIONAL, None),   # xla.PrimitiveType
+        ("dimensions", 3, _F.TYPE_INT64, _REPEATED, None),
+        ("tuple_shapes", 4, _F.TYPE_MESSAGE, _REPEATED, "ShapeProto"),
+    ]),
+    ("OpMetadata", [
+        ("op_type", 1, _F.TYPE_STRING, _OPTIONAL, None),
+        ("op_name", 2, _F.TYPE_STRING, _OPTIONAL, None),
+        ("source_file", 3, _F.TYPE_STRING, _OPTIONAL, None),
+        ("source_line", 4, _F.TYPE_INT32, _OPTIONAL, None),
+    ]),
+    ("FrontendAttributes", [
+        ("map", 1, _F.TYPE_MESSAGE, _REPEATED, "FrontendAttributes.MapEntry"),
+    ]),
+    ("HloInstructionProto", [
+        ("name", 1, _F.TYPE_STRING, _OPTIONAL, None),
+        ("opcode", 2, _F.TYPE_STRING, _OPTIONAL, None),
+        ("shape", 3, _F.TYPE_MESSAGE, _OPTIONAL, "ShapeProto"),
+        ("metadata", 7, _F.TYPE_MESSAGE, _OPTIONAL, "OpMetadata"),
+        ("parameter_number", 9, _F.TYPE_INT64, _OPTIONAL, None),
+        ("tuple_index", 13, _F.TYPE_INT64, _OPTIONAL, None),
+        ("custom_call_target", 28, _F.TYPE_STRING, _OPTIONAL, None),
+        ("id", 35, _F.TYPE_INT64, _OPTIONAL, None),
+        ("operand_ids", 36, _F.TYPE_INT64, _REPEATED, None),
+        ("control_predecessor_ids", 37, _F.TYPE_INT64, _REPEATED, None),
+        ("called_computation_ids", 38, _F.TYPE_INT64, _REPEATED, None),
+        ("custom_call_has_side_effect", 65, _F.TYPE_BOOL, _OPTIONAL, None),
+        ("custom_call_api_version", 77, _F.TYPE_INT32, _OPTIONAL, None),  # xla.CustomCallApiVersion
+    ]),
+    ("HloComputationProto", [
+        ("name", 1, _F.TYPE_STRING, _OPTIONAL, None),
+        ("instructions", 2, _F.TYPE_MESSAGE, _REPEATED, "HloInstructionProto"),
+        ("id", 5, _F.TYPE_INT64, _OPTIONAL, None),
+        ("root_id", 6, _F.TYPE_INT64, _OPTIONAL, None),
+    ]),
+    ("HloModuleProto", [
+        ("name", 1, _F.TYPE_STRING, _OPTIONAL, None),
+        ("entry_computation_name", 2, _F.TYPE_STRING, _OPTIONAL, None),
+        ("computations", 3, _F.TYPE_MESSAGE, _REPEATED, "HloComputationProto"),
+        ("entry_computation_id", 6, _F.TYPE_INT64, _OPTIONAL, None),
+        ("frontend_attributes", 19, _F.TYPE_MESSAGE, _OPTIONAL, "FrontendAttributes"),
+    ]),
+]
+
+# xla.PrimitiveType values the chain asks about.
+TUPLE = 13
+TOKEN = 17
+# xla.CustomCallApiVersion: API_VERSION_ORIGINAL, what the decompiled
+# PreserveControlDeps gives its calls.
+API_VERSION_ORIGINAL = 1
+
+
+def _build() -> dict[str, type]:
+    file = descriptor_pb2.FileDescriptorProto(name="hlo2penguin/xla_hlo.proto", package=_PACKAGE,
+                                              syntax="proto3")
+    for message, fields in _SCHEMA:
+        m = file.message_type.add(name=message)
+        for name, number, kind, label, type_name in fields:
+            f = m.field.add(name=name, number=number, type=kind, label=label)
+            if type_name:
+                f.type_name = f".{_PACKAGE}.{type_name}"
+        if message == "FrontendAttributes":  # map<string, string> map = 1, as protoc spells a map
+            entry = m.nested_type.add(name="MapEntry")
+            entry.options.map_entry = True
+            entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_OPTIONAL)
+            entry.field.add(name="value", number=2, type=_F.TYPE_STRING, label=_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return {message: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{message}"))
+            for message, _ in _SCHEMA}
+
+
+_CLASSES = _build()
+HloModuleProto = _CLASSES["HloModuleProto"]
+HloComputationProto = _CLASSES["HloComputationProto"]
+HloInstructionProto = _CLASSES["HloInstructionProto"]
+ShapeProto = _CLASSES["ShapeProto"]
+OpMetadata = _CLASSES["OpMetadata"]
+
+
+def decode(data: bytes) -> HloModuleProto:
+    """A serialized `HloModuleProto` (XLA's `as_serialized_hlo_module_proto()`)."""
+    return HloModuleProto.FromString(data)
+
+
+def local_id(instruction_id: int) -> int:
+    """The instruction's number within its computation: the order the text defines it in."""
+    return instruction_id & 0xFFFFFFFF
+
+
+def frontend_attributes(module: HloModuleProto) -> dict[str, str]:
+    return dict(module.frontend_attributes.map)
+
+
+def set_frontend_attribute(module: HloModuleProto, key: str, value: str) -> None:
+    """Add or replace one module frontend attribute; the others stay as they are."""
+    module.frontend_attributes.map[key] = value
