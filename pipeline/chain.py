@@ -268,8 +268,9 @@ class XlaCheck:
     name = "XLA check"
 
     def run(self, work: Work) -> bool:
-        try:
-            xla_check(work.hlo, f"{work.where} after link #1", isolate=work.options.isolate)
+        try:  # the user's own text first (one child for both): XLA's verdict on it is the chain's
+            xla_check(work.hlo, f"{work.where} after link #1", isolate=work.options.isolate,
+                      original=work.text, original_source=work.where)
         except XlaRejected:
             _explain_rejection(work)
             raise
@@ -285,7 +286,7 @@ class Import:
         o = work.options
         try:
             work.mlir = import_hlo(work.module, o.dialect, isolate=o.isolate, source_name=work.where,
-                                   worker=work.importer)
+                                   worker=work.importer, original=work.text)
         except XlaRejected:
             _explain_rejection(work)
             raise

@@ -38,8 +38,9 @@ from passes.hlo.preserve_control_deps import begins_async_pair
 from passes.locations import hlo_location, hlo_name, key_metadata, key_of
 from pipeline.mlir_context import make_context, register_passes
 from pipeline.xla import shape_inference
-from pipeline.xla import XlaRejected, abort_reason, aborted, check_original, first_said, parse_with_xla, refusal
-from pipeline._import_worker import PARSED
+from pipeline.xla import (
+    XlaRejected, abort_reason, aborted, check_original, first_said, judged_by_xla, parse_with_xla, refusal)
+from pipeline._import_worker import ORIGINAL, PARSED, frame
 
 __all__ = ["DIALECTS", "ImportFailed", "ImportWorker", "UnknownDialect", "import_hlo", "refuse_known_aborts", "run_pipeline"]
 
@@ -77,19 +78,33 @@ class _Origin:
 
 def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.Context | None = None,
                isolate: bool = True, keep_dead_copies: bool = False,
-               source_name: str | None = None, worker: ImportWorker | None = None) -> ir.Module:
+               source_name: str | None = None, worker: ImportWorker | None = None,
+               original: str | bytes | None = None) -> ir.Module:
     """HLO (our IR or text) → a verified MLIR module in `dialect`. With
-    `isolate`, `worker` is the child to use (one is started if None)."""
+    `isolate`, `worker` is the child to use (one is started if None).
+    `original`: the user's text, when `source` is our IR read from it: XLA's
+    parser reads it first, and refuses it (XlaRejected, the user's line and
+    column) where XLA would, whatever our reader made of it."""
     row = dialect_row(dialect)  # UnknownDialect, before any work
+    if not isinstance(source, Module):
+        original = source
     module = source if isinstance(source, Module) else read_module(
         source, source_name, shapes_of=shape_inference(source_name, isolate=isolate))
     refuse_known_aborts(module, source_name)
     origins: list[_Origin] = []
     text = write_module(module, attributes=lambda comp, instr: _keyed(comp, instr, origins))
+    if isinstance(original, str):
+        original = original.encode("utf-8")
+    if original is not None and not judged_by_xla(original.decode("utf-8", "replace")):
+        original = None
     try:
         if isolate:  # XLA's parser runs in the child too: it aborts the process on some bad input
-            bytecode = _run_importer(text.encode("utf-8"), True, source_name, worker)
+            data = text.encode("utf-8")
+            bytecode = _run_importer(frame(original, data) if original is not None else data, True,
+                                     source_name, worker)
         else:
+            if original is not None:
+                parse_with_xla(original.decode("utf-8", "replace"), source_name)
             proto = parse_with_xla(text, source_name).as_serialized_hlo_module_proto()
             bytecode = _run_importer(proto, False, source_name)
     except XlaRejected:  # its line numbers are the keyed text's: XLA on the user's own text names theirs
@@ -157,10 +172,10 @@ def _run_importer(proto: bytes, isolate: bool, source_name: str | None,
     returncode, stdout, stderr = (worker or ImportWorker()).run(proto)
     if returncode == 0:
         return stdout
-    if returncode == 4:  # the child's XLA parser refused the text
+    if returncode in (4, 5):  # the child's XLA parser refused the text (5: the user's own)
         raise refusal(stderr, source_name)
     if returncode < 0:
-        if proto.startswith(b"HloModule") and PARSED not in stderr:
+        if proto.startswith((b"HloModule", ORIGINAL)) and PARSED not in stderr:
             raise aborted("XLA's parser", returncode, stderr, source_name)
         raise ImportFailed(f"{stage} aborted (signal {-returncode}): {abort_reason(stderr)}")
     raise ImportFailed(f"{stage}: {_first_line(stderr.replace(PARSED, ''))}")

@@ -19,15 +19,24 @@ __all__ = ["XlaRejected", "abort_reason", "aborted", "canonical_text", "check", 
 TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
 
 
-def check(text: str, source: str | None = None, *, isolate: bool = False) -> None:
+def check(text: str, source: str | None = None, *, isolate: bool = False,
+          original: str | bytes | None = None, original_source: str | None = None) -> None:
     """XLA's parser's verdict on `text`: XlaRejected if it refuses it. XLA's
     parser aborts the process it runs in on some modules it could have refused
     (a `parameter(5)` past the signature, a `reshape` of the wrong size, ...):
-    with `isolate` it runs in a child process, and an abort is an XlaRejected too."""
+    with `isolate` it runs in a child process, and an abort is an XlaRejected too.
+    `original`, the user's text `text` was made from, is judged first (in the
+    same child), its refusal naming `original_source`."""
+    if isinstance(original, bytes):
+        original = original.decode("utf-8", "replace")
+    if original is not None and not judged_by_xla(original):
+        original = None
     if not isolate:
+        if original is not None:
+            parse_with_xla(original, original_source)
         parse_with_xla(text, source)
         return
-    _in_child(text, "--parse-only", source)
+    _in_child(text, "--parse-only", source, original, original_source)
 
 
 def shape_inference(source: str | None = None, *, isolate: bool = False):
@@ -39,15 +48,21 @@ def shape_inference(source: str | None = None, *, isolate: bool = False):
     return lambda text: json.loads(_in_child(text, "--shapes", source))
 
 
-def _in_child(text: str, mode: str, source: str | None) -> str:
+def _in_child(text: str, mode: str, source: str | None, original: str | None = None,
+              original_source: str | None = None) -> str:
+    from pipeline._import_worker import frame
+
+    data = text.encode("utf-8")
+    if original is not None:
+        data = frame(original.encode("utf-8"), data)
     done = subprocess.run([sys.executable, "-m", "pipeline._import_worker", mode],
-                          input=text.encode("utf-8"), capture_output=True, check=False)
+                          input=data, capture_output=True, check=False)
     if done.returncode == 0:
         return done.stdout.decode("utf-8")
     said = done.stderr.decode("utf-8", "replace")
     if done.returncode < 0:
-        raise aborted("XLA's parser", done.returncode, said, source)
-    raise refusal(said, source)
+        raise aborted("XLA's parser", done.returncode, said, source if original is None else original_source)
+    raise refusal(said, original_source if done.returncode == 5 else source)
 
 
 def aborted(what: str, returncode: int, stderr: str, source: str | None) -> XlaRejected:
@@ -96,6 +111,13 @@ def first_said(text: str, skip: tuple[str, ...] = ()) -> str | None:
     return logged[0] if logged else None
 
 
+def judged_by_xla(text: str) -> bool:
+    """Whether this XLA's verdict on the user's `text` is the chain's: always,
+    but for the `%t#i` operands of newer XLA's dumps, which jaxlib 0.10.2's
+    parser cannot read and the chain reads as explicit get-tuple-elements."""
+    return not (TUPLE_ELEMENT_OPERAND.search(text) and not xla_reads_tuple_element_operands())
+
+
 def check_original(original: str | bytes, source: str | None, *, isolate: bool = False) -> None:
     """XLA rejected a text we derived from `original` (link #1's output, link
     #2's keyed copy), whose line numbers are not the user's: raise XLA's
@@ -103,8 +125,8 @@ def check_original(original: str | bytes, source: str | None, *, isolate: bool =
     the user's line. Only on the error path: a module XLA accepts is parsed once."""
     if isinstance(original, bytes):
         original = original.decode("utf-8", "replace")
-    if TUPLE_ELEMENT_OPERAND.search(original) and not xla_reads_tuple_element_operands():
-        return  # this XLA would refuse the `%t#i` itself, not what it refused in our text
+    if not judged_by_xla(original):
+        return
     try:
         check(original, source, isolate=isolate)
     except XlaRejected as err:

@@ -120,9 +120,10 @@ def _worker(connection) -> None:
 def classify(xla: str, chain: str, said: str) -> str | None:
     if chain == "internal":
         return "internal error"
-    if xla == "abort":
-        return None if chain == "refuse" and _POSITION.match(said) and "\n" not in said.strip() else (
-            "XLA aborts, the chain accepts" if chain == "accept" else "message: no file and position")
+    if xla == "abort":  # XLA gives no position when it aborts: the file is all a line can name
+        if chain == "accept":
+            return "XLA aborts, the chain accepts"
+        return None if said.startswith(f"{SOURCE}:") and "\n" not in said.strip() else "message: no file and position"
     if xla == chain == "accept":
         return None
     if xla == "refuse" and chain == "accept":
@@ -134,42 +135,40 @@ def classify(xla: str, chain: str, said: str) -> str | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mutants", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--show", type=int, default=3, help="examples shown per class")
-    parser.add_argument("--json", help="write every disagreement here")
-    args = parser.parse_args(argv)
-    rng = random.Random(args.seed)
+def make_mutants(count: int, seed: int) -> list[tuple[str, str, str]]:
+    """`count` distinct (module, edit, mutated text), drawn with `seed`."""
+    rng = random.Random(seed)
     modules = corpus()
     mutants, seen = [], set()
-    while len(mutants) < args.mutants:
+    while len(mutants) < count:
         name, text = rng.choice(modules)
         mutated, edit = mutate(text, rng)
         if mutated not in seen and mutated != text:
             seen.add(mutated)
             mutants.append((name, edit, mutated))
+    return mutants
+
+
+def judge(mutants: list[tuple[str, str, str]], jobs: int = 2, progress: bool = False) -> list[tuple[str, str, str]]:
+    """(XLA's verdict, the chain's, the chain's message) for every mutant, in order."""
     context = multiprocessing.get_context("spawn")
-    workers = [context.Pipe() for _ in range(args.jobs)]
-    processes = []
+    workers: list = [None] * jobs
+    processes: list = [None] * jobs
 
     def start(k):
         parent, child = context.Pipe()
         p = context.Process(target=_worker, args=(child,), daemon=True)
         p.start()
-        workers[k], processes[k:k + 1] = (parent, child), [p]
+        workers[k], processes[k] = (parent, child), p
 
-    for k in range(args.jobs):
-        processes.append(None)
+    for k in range(jobs):
         start(k)
-    results = [None] * len(mutants)
+    results: list = [None] * len(mutants)
     pending = list(range(len(mutants)))[::-1]
     busy: dict[int, int] = {}
     from multiprocessing.connection import wait
     while pending or busy:
-        for k in range(args.jobs):
+        for k in range(jobs):
             if k not in busy and pending:
                 i = pending.pop()
                 workers[k][0].send(mutants[i][2])
@@ -187,14 +186,29 @@ def main(argv: list[str] | None = None) -> int:
                 del busy[k]
                 start(k)
         done = sum(r is not None for r in results)
-        if sys.stderr.isatty() or done % 500 == 0:
+        if progress and (sys.stderr.isatty() or done % 500 == 0):
             sys.stderr.write(f"\r{done}/{len(mutants)}")
-    sys.stderr.write("\n")
-    for k in range(args.jobs):
+    if progress:
+        sys.stderr.write("\n")
+    for k in range(jobs):
         try:
             workers[k][0].send(None)
         except OSError:
             pass
+        processes[k].join(timeout=10)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mutants", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--show", type=int, default=3, help="examples shown per class")
+    parser.add_argument("--json", help="write every disagreement here")
+    args = parser.parse_args(argv)
+    mutants = make_mutants(args.mutants, args.seed)
+    results = judge(mutants, args.jobs, progress=True)
     classes: dict[str, list] = collections.defaultdict(list)
     verdict_counts = collections.Counter()
     for (name, edit, text), (xla, chain, said) in zip(mutants, results):

@@ -507,8 +507,11 @@ class _Reader:
         attributes = fast_path.split_attributes(attributes_text) if attributes_text else ()
         if attributes is None:
             return None
-        instr = Instruction(name, fast_path.shape_of(shape, self._tuple_shape), opcode,
-                            line=bisect.bisect_right(self._line_starts, self.pos))
+        try:
+            read = fast_path.shape_of(shape, self._tuple_shape)
+        except HloSyntaxError:  # the general reader owns every error message (file, line, column)
+            return None
+        instr = Instruction(name, read, opcode, line=bisect.bisect_right(self._line_starts, self.pos))
         if opcode in PAYLOAD_OPCODES:
             instr.payload = operands_text.strip()
         else:
