@@ -185,10 +185,10 @@ def _align(mine: list[Definition], theirs: list[tuple[str, str]], text: str) -> 
             pairs.append((d, xla_name))
             i += 1
             continue
-        renamed = (xla_name not in mine_names and d[0] not in xla_names
+        renamed = (d is not None and xla_name not in mine_names and d[0] not in xla_names
                    and _RENAMED.search(xla_name) is not None
                    and _RENAMED.sub("", xla_name) in (d[0], _RENAMED.sub("", d[0])))
-        if d is not None and renamed and _same_opcode(_opcode_after(text, d[1]), opcode):
+        if renamed and _same_opcode(_opcode_after(text, d[1]), opcode):
             pairs.append((d, xla_name))
             i += 1
         elif not _made_by_xla(xla_name, opcode):

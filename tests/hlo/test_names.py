@@ -108,3 +108,10 @@ ENTRY %main (x: f32[4]) -> f32[4] {
     names = written_names(text, xla_order(module))
     assert names.unaligned == ["main"]
     assert names.name("main", "b") == "b"  # XLA's name, which is here the written one too
+
+
+def test_instructions_xla_makes_after_the_last_definition_keep_xla_s_names():
+    """The alignment runs out of definitions before XLA runs out of instructions."""
+    names = written_names("ENTRY %m {\n  %x = f32[] parameter(0)\n}\n",
+                          {"m": [("x", "parameter"), ("constant.anon", "constant")]})
+    assert names.unaligned == [] and names.name("m", "x") == "x" and names.name("m", "constant.anon") == "constant.anon"
