@@ -6,13 +6,14 @@ Failed to infer result type(s)"); here that kills only this child.
 
 Input on stdin: HLO text (parsed first) or a serialized HLO proto; output on
 stdout: StableHLO bytecode. The input may be preceded by the user's own
-text, framed as `ORIGINAL <length>\n<text>`: XLA's parser reads it first,
-and its verdict is the chain's (a refusal names the user's line and column). `--parse-only` stops after parsing the text;
-`--shapes` writes XLA's shape of every instruction instead, as JSON
+text, framed as `ORIGINAL <length>\n<text>` (`frame`): XLA's parser reads it
+first, and its verdict is the chain's (a refusal names the user's line and
+column). `--parse-only` stops after parsing the text; `--shapes` writes
+XLA's shape of every instruction instead, as JSON
 (`passes.hlo.shapes.xla_shapes`: the shapes text may leave out).
 Exit status: 0 ok, 3 the importer refused, 4 the parser refused, 5 the
-parser refused the user's own text; the reason on stderr. PARSED on stderr marks the end of parsing, so that the parent
-can tell which of the two aborted.
+parser refused the user's own text; the reason on stderr. PARSED on stderr
+marks the end of parsing, so that the parent can tell which of the two aborted.
 """
 
 import importlib
