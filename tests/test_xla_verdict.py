@@ -1,13 +1,15 @@
-"""What XLA's parser refuses, the chain refuses, in one line that names the
-file and a position in the user's text, and never with an internal error.
+"""XLA's parser's verdict is the chain's: what XLA refuses, the chain
+refuses, in one line that names the file and a position in the user's text;
+what XLA accepts, the chain accepts; never an internal error.
 
 The oracle is XLA's parser itself, on seeded one-edit mutations of the
 corpus (tests/differential_hlo.py makes and judges them; XLA runs in worker
-processes, and a mutant it aborts on goes through the chain isolated). The
-other direction, modules XLA accepts that the chain's own reader refuses
-(mostly comments where XLA allows whitespace), is the open part of the
-issue "XLA's parser is the one reader of HLO": `python
-tests/differential_hlo.py` counts it."""
+processes, and a mutant it aborts on goes through the chain isolated). On
+this seed both directions agree on every mutant, with jax 0.10.2 and 0.12;
+wider runs of `python tests/differential_hlo.py` still find about one
+mutant in a thousand that XLA accepts and the chain's reader refuses (a
+comment or a line break inside a shape), which the redesign of the issue
+"XLA's parser is the one reader of HLO" removes with the reader."""
 
 from __future__ import annotations
 
@@ -31,14 +33,30 @@ def test_the_mutants_cover_both_verdicts(judged):
     assert verdicts.count("accept") > MUTANTS // 5 and verdicts.count("refuse") > MUTANTS // 5
 
 
-def test_what_xla_refuses_the_chain_refuses_in_one_line_with_file_and_position(judged):
+def test_the_chain_and_xla_agree_on_every_mutant(judged):
     mutants, results = judged
     wrong = []
     for (module, edit, _), (xla, chain, said) in zip(mutants, results):
         found = differential.classify(xla, chain, said)
-        if found is not None and found != "XLA accepts, the chain refuses":
+        if found is not None:
             wrong.append(f"{found}: {module}, {edit}: {said[:200] or '(accepted)'}")
     assert wrong == []
+
+
+@pytest.mark.parametrize("operands,accepted", [
+    ("%x, , %x", True), ("%x,", True), (",%x, %x", True), (",", False), ("%x %x", False)])
+def test_empty_places_in_an_operand_list_as_xla_reads_them(operands, accepted):
+    """XLA's parser passes over empty places in an operand list, but not a list of commas alone."""
+    import pipeline
+    from passes.errors import ChainError
+
+    opcode = "add" if operands.count("%x") == 2 else "negate"
+    text = (f"ENTRY %m (x: f32[4]) -> f32[4] {{\n  %x = f32[4] parameter(0)\n  %a = f32[4] abs(%x)\n"
+            f"  ROOT %n = f32[4] {opcode}({operands}), control-predecessors={{%a}}\n}}\n")
+    (xla, chain, said), = differential.judge([("hand", operands, text)], jobs=1)
+    assert xla == ("accept" if accepted else "refuse") and chain == xla
+    if accepted:
+        assert pipeline.run(text, isolate=False).report.ok
 
 
 def test_an_edit_that_only_xla_refuses_is_refused_with_xla_s_position():

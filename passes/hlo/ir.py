@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
+
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 
 # Opcodes whose parenthesised part is a literal, not a list of operands.
 PAYLOAD_OPCODES = frozenset({"constant", "parameter"})
@@ -87,7 +90,8 @@ class Instruction:
         for key in COMPUTATION_ATTRIBUTES:
             value = self.attribute(key)
             if value is not None:
-                names.extend(n.strip().lstrip("%") for n in value.strip("{}").split(",") if n.strip())
+                value = _COMMENT.sub(" ", value)  # XLA reads a /* comment */ as whitespace
+                names.extend(n.strip().lstrip("%") for n in value.strip().strip("{}").split(",") if n.strip())
         return names
 
     def __repr__(self) -> str:

@@ -36,11 +36,13 @@ _INTEGER = re.compile(r"-?[0-9]+")
 _BLANKS = re.compile(r"[ \t\r\n]*")
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 # `ENTRY %name (` or `%name {`: a computation header, never an instruction.
-_COMPUTATION_HEADER = re.compile(r"(?:ENTRY\s+)?%?[A-Za-z0-9_][A-Za-z0-9_.\-]*\s*[({]")
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_GAP = r"(?:\s|/\*.*?\*/)"  # what XLA reads as whitespace between tokens (a // comment ends a line)
+_COMPUTATION_HEADER = re.compile(rf"(?:ENTRY{_GAP}+)?%?[A-Za-z0-9_][A-Za-z0-9_.\-]*{_GAP}*[({{]", re.S)
 _STACK_FRAME_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _CLOSERS = {"(": ")", "{": "}", "[": "]"}
 # `{ x = ...`: a computation body written as an attribute's value, not a list of names.
-_INLINE_BODY = re.compile(r"\{\s*(?:ROOT\s+)?%?[A-Za-z0-9_][A-Za-z0-9_.\-]*\s*=")
+_INLINE_BODY = re.compile(rf"\{{{_GAP}*(?:ROOT{_GAP}+)?%?[A-Za-z0-9_][A-Za-z0-9_.\-]*{_GAP}*=", re.S)
 
 
 class HloSyntaxError(ChainError):
@@ -168,9 +170,22 @@ class _Reader:
         respecting brackets, quotes and escapes: one attribute value."""
         self.skip_space()
         text, start, depth, stack = self.text, self.pos, 0, []
+        # XLA reads a comment as whitespace, in a value too: its brackets do not
+        # count. A /* comment */ stays in the value as written; a // comment,
+        # which would swallow the rest of the line the writer puts it on, goes.
+        comments: list[tuple[int, int]] = []
         i, n = self.pos, len(self.text)
         while i < n:
             c = text[i]
+            if c == "/" and text.startswith(("/*", "//"), i):
+                end = text.find("*/", i + 2) + 2 if text[i + 1] == "*" else text.find("\n", i)
+                if end < 2 and text[i + 1] == "*":
+                    raise self.error("unterminated /* comment", i)
+                end = n if end < 0 else end
+                if text[i + 1] == "/":
+                    comments.append((i, end))
+                i = end
+                continue
             if c == '"':
                 i += 1
                 while i < n and text[i] != '"':
@@ -197,7 +212,15 @@ class _Reader:
         if stack:
             raise self.error(f"'{text[stack[-1][1]]}' is never closed", stack[-1][1])
         self.pos = i
-        return text[start:i]
+        if not comments:
+            return text[start:i]
+        # Each // comment becomes a space: a value written back on one line stays one value.
+        value, at = [], start
+        for begin, end in comments:
+            value += [text[at:begin], " "]
+            at = end
+        value.append(text[at:i])
+        return "".join(value).rstrip()
 
     def group(self, opener: str, what: str) -> str:
         """The text between `opener` and its matching closer (exclusive)."""
@@ -284,7 +307,7 @@ class _Reader:
 
     def check_callees(self, instr: Instruction, key: str, value: str, value_pos: int) -> None:
         """Every computation named by `key=value` must be defined above (XLA's rule)."""
-        body, base = value, value_pos
+        body, base = _COMMENT.sub(lambda m: " " * len(m.group(0)), value), value_pos  # positions kept
         if body.startswith("{") and body.endswith("}"):
             body, base = body[1:-1], value_pos + 1
         for item in re.finditer(r"[^,]+", body):
@@ -396,10 +419,15 @@ class _Reader:
 
     def instruction(self, scope: dict[str, Instruction], out: list[Instruction]) -> tuple[Instruction, bool]:
         start = self.pos
-        # `ROOT` is a keyword unless it is itself the instruction's name.
-        is_root = bool(re.match(r"ROOT\s+%?[A-Za-z0-9_]", self.text[self.pos:self.pos + 64]))
-        if is_root:
+        # `ROOT` is a keyword unless it is itself the instruction's name
+        # (`ROOT = …`); blanks, comments or nothing before a `%name` may follow it.
+        is_root = False
+        if self.text.startswith("ROOT", self.pos) and self.text[self.pos + 4:self.pos + 5] in (" ", "\t", "\r", "\n", "/", "%"):
             self.pos += 4
+            self.skip_space()
+            is_root = _NAME.match(self.text, self.pos) is not None and not self.text.startswith("=", self.pos)
+            if not is_root:
+                self.pos = start
         self.skip_space()
         name_pos = self.pos
         name = self.name("an instruction name or '}'")
@@ -449,11 +477,19 @@ class _Reader:
             instr.payload = self.group("(", f"of {instr.opcode}")
             return
         self.expect("(", f"after opcode '{instr.opcode}'")
-        if not self.accept(")"):
-            instr.operands.append(self.operand(scope, out, instr))
+        if self.accept(")"):
+            return
+        # XLA's parser passes over empty places in the list (`add(p, , p)`,
+        # `negate(p,)`), but not a list of nothing but commas.
+        while True:
             while self.accept(","):
-                instr.operands.append(self.operand(scope, out, instr))
-            self.expect(")", f"to close the operand list of %{instr.name}")
+                pass
+            if instr.operands and self.accept(")"):
+                return
+            instr.operands.append(self.operand(scope, out, instr))
+            if not self.peek(","):
+                self.expect(")", f"to close the operand list of %{instr.name}")
+                return
 
     def nested(self, opcode: str, shape: Shape | None, start: int, scope, out) -> Instruction:
         """An operand written as an instruction, `add(p0, s32[] constant(2))`:
@@ -597,7 +633,8 @@ class _Reader:
         if not (value.startswith("{") and value.endswith("}")):
             raise self.error(f"control-predecessors of %{successor} must be a list like {{%a, %b}}", pos)
         preds: dict[Instruction, None] = {}  # ordered, each once: a list's `in` made 10k preds quadratic
-        for item in re.finditer(r"[^,]+", value[1:-1]):
+        inner = _COMMENT.sub(lambda m: " " * len(m.group(0)), value[1:-1])  # whitespace to XLA; positions kept
+        for item in re.finditer(r"[^,]+", inner):
             raw = item.group(0)
             if raw.strip():
                 name = raw.strip().lstrip("%")
