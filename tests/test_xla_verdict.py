@@ -77,3 +77,19 @@ def test_the_whole_chain_refuses_it_too(isolate):
     text = (differential.TESTS / "pipeline_dumps" / "gpu_gemm_all_reduce.hlo").read_text().split("\n", 1)[1]
     with pytest.raises(ChainError, match=rf"^{differential.SOURCE}:\d+:\d+: XLA's parser: "):
         pipeline.run(text, source_name=differential.SOURCE, isolate=isolate, check=False)  # link #2 says it
+
+
+def test_operands_written_inline_600_deep_go_through_the_whole_chain():
+    """XLA reads them; the reader recursed past Python's limit (an internal error)."""
+    import jaxlib._hlo as xla_hlo
+
+    import pipeline
+
+    inner = "%x"
+    for _ in range(600):
+        inner = f"f32[4] negate({inner})"
+    text = ("ENTRY %m (x: f32[4]) -> f32[4] {\n  %x = f32[4] parameter(0)\n  %a = f32[4] abs(%x)\n"
+            f"  ROOT %n = f32[4] add({inner}, %x), control-predecessors={{%a}}\n}}\n")
+    xla_hlo.hlo_module_from_text(text)
+    report = pipeline.run(text).report
+    assert report.ok and [(e.predecessor, e.successor, e.fate) for e in report.edges] == [("a", "n", "preserved")]

@@ -14,7 +14,9 @@ parser accepts the result.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import re
+import sys
 
 from typing import Callable
 
@@ -63,14 +65,35 @@ def read_module(text: str | bytes, source: str | None = None, *,
     if isinstance(text, bytes):
         text = _decode(text, source)
     with no_cyclic_gc():
-        reader = _Reader(text, source)
-        module = reader.module()
+        try:
+            reader = _Reader(text, source)
+            module = reader.module()
+        except RecursionError:  # nested deeper than Python's default allows: once more, with room
+            with _deeper(_DEEP_LIMIT):
+                reader = _Reader(text, source)
+                module = reader.module()
         if reader.shapeless:
             infer_shapes(module, reader.shapeless, text, shapes_of or (lambda t: xla_shapes(t, source)),
                          read_shape)
             for check in reader.deferred:
                 check()
         return module
+
+
+@contextlib.contextmanager
+def _deeper(limit: int):
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+# XLA reads operands written inline and tuple shapes nested hundreds deep,
+# which take the reader a few frames a level: past Python's default limit
+# the module is read again with room for this many frames.
+_DEEP_LIMIT = 60_000
 
 
 def read_shape(text: str) -> Shape:
