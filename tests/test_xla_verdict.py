@@ -48,7 +48,6 @@ def test_the_chain_and_xla_agree_on_every_mutant(judged):
 def test_empty_places_in_an_operand_list_as_xla_reads_them(operands, accepted):
     """XLA's parser passes over empty places in an operand list, but not a list of commas alone."""
     import pipeline
-    from passes.errors import ChainError
 
     opcode = "add" if operands.count("%x") == 2 else "negate"
     text = (f"ENTRY %m (x: f32[4]) -> f32[4] {{\n  %x = f32[4] parameter(0)\n  %a = f32[4] abs(%x)\n"

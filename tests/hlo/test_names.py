@@ -84,7 +84,7 @@ ENTRY %main (x: f32[4]{0}) -> f32[4]{0} {
 
 def test_comments_strings_attributes_and_inline_operands_are_no_definitions():
     module = xla_hlo.hlo_module_from_text(TRICKY)
-    assert scan(TRICKY) == {"n": [d for d in scan(TRICKY)["n"]], "main": [d for d in scan(TRICKY)["main"]]}
+    assert set(scan(TRICKY)) == {"n", "main"}  # the header's braces and the comments make no computation
     assert [d.name for d in scan(TRICKY)["n"]] == ["p", "n"]
     assert [d.name for d in scan(TRICKY)["main"]] == ["x", "p", "n", "r"]
     names = written_names(TRICKY, xla_order(module))
