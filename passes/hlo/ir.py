@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+# A /* comment */, which XLA reads as whitespace (the reader and the IR share it).
+BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 
 # Opcodes whose parenthesised part is a literal, not a list of operands.
 PAYLOAD_OPCODES = frozenset({"constant", "parameter"})
@@ -90,7 +91,7 @@ class Instruction:
         for key in COMPUTATION_ATTRIBUTES:
             value = self.attribute(key)
             if value is not None:
-                value = _COMMENT.sub(" ", value)  # XLA reads a /* comment */ as whitespace
+                value = BLOCK_COMMENT.sub(" ", value)  # XLA reads a /* comment */ as whitespace
                 names.extend(n.strip().lstrip("%") for n in value.strip().strip("{}").split(",") if n.strip())
         return names
 

@@ -24,7 +24,7 @@ from passes.errors import ChainError
 from passes.hlo import fast_path
 from passes.hlo.shapes import infer_shapes, xla_shapes
 from passes.hlo.ir import (
-    COMPUTATION_ATTRIBUTES, PAYLOAD_OPCODES, Computation, Instruction, Module, Shape, no_cyclic_gc)
+    BLOCK_COMMENT, COMPUTATION_ATTRIBUTES, PAYLOAD_OPCODES, Computation, Instruction, Module, Shape, no_cyclic_gc)
 
 _NAME = re.compile(r"%?([A-Za-z0-9_][A-Za-z0-9_.\-]*)")
 _OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
@@ -38,7 +38,6 @@ _INTEGER = re.compile(r"-?[0-9]+")
 _BLANKS = re.compile(r"[ \t\r\n]*")
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 # `ENTRY %name (` or `%name {`: a computation header, never an instruction.
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _GAP = r"(?:\s|/\*.*?\*/)"  # what XLA reads as whitespace between tokens (a // comment ends a line)
 _COMPUTATION_HEADER = re.compile(rf"(?:ENTRY{_GAP}+)?%?[A-Za-z0-9_][A-Za-z0-9_.\-]*{_GAP}*[({{]", re.S)
 _STACK_FRAME_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
@@ -330,7 +329,7 @@ class _Reader:
 
     def check_callees(self, instr: Instruction, key: str, value: str, value_pos: int) -> None:
         """Every computation named by `key=value` must be defined above (XLA's rule)."""
-        body, base = _COMMENT.sub(lambda m: " " * len(m.group(0)), value), value_pos  # positions kept
+        body, base = BLOCK_COMMENT.sub(lambda m: " " * len(m.group(0)), value), value_pos  # positions kept
         if body.startswith("{") and body.endswith("}"):
             body, base = body[1:-1], value_pos + 1
         for item in re.finditer(r"[^,]+", body):
@@ -656,7 +655,7 @@ class _Reader:
         if not (value.startswith("{") and value.endswith("}")):
             raise self.error(f"control-predecessors of %{successor} must be a list like {{%a, %b}}", pos)
         preds: dict[Instruction, None] = {}  # ordered, each once: a list's `in` made 10k preds quadratic
-        inner = _COMMENT.sub(lambda m: " " * len(m.group(0)), value[1:-1])  # whitespace to XLA; positions kept
+        inner = BLOCK_COMMENT.sub(lambda m: " " * len(m.group(0)), value[1:-1])  # whitespace to XLA; positions kept
         for item in re.finditer(r"[^,]+", inner):
             raw = item.group(0)
             if raw.strip():
