@@ -47,12 +47,14 @@ class Definition(tuple):
 
 @dataclass
 class WrittenNames:
-    """`name(computation, xla_name)` → the name as written; `line(...)` → its line."""
+    """`name(computation, xla_name)` → the name as written; `line(...)` → its line.
+    `same` says XLA kept every name as written (then `names` is empty)."""
 
     names: dict[tuple[str, str], str] = field(default_factory=dict)
     positions: dict[tuple[str, str], int] = field(default_factory=dict)
     unaligned: list[str] = field(default_factory=list)  # computations whose names are XLA's
     text: str = ""
+    same: bool = False
 
     def name(self, computation: str, xla_name: str) -> str:
         return self.names.get((computation, xla_name), xla_name)
@@ -60,7 +62,29 @@ class WrittenNames:
     def line(self, computation: str, xla_name: str) -> int | None:
         """The line of the instruction's definition in the text (errors name it)."""
         pos = self.positions.get((computation, xla_name))
+        if pos is None and self.same:  # each name is defined once: find it
+            m = re.search(rf"^[ \t]*(?:ROOT[ \t]+)?%?{re.escape(xla_name)}[ \t]*=", self.text, re.M)
+            pos = m.start() if m else None
         return None if pos is None else self.text.count("\n", 0, pos) + 1
+
+
+# A line that starts with `[ROOT] [%]name =`: a definition, or (rarely) an
+# attribute continued on its own line or a line inside a comment.
+_DEFINITION_LINE = re.compile(rf"^[ \t]*(?:ROOT[ \t]+)?%?({_NAME})[ \t]*=(?!=)", re.M)
+
+
+def names_of(text: str, module) -> WrittenNames:
+    """The names as written for `module`, XLA's `HloModuleProto` of `text`.
+    Where the lines that look like definitions name exactly the instructions
+    XLA made, each once, XLA renamed nothing: no alignment is needed (the
+    common case, and a C-speed check). Otherwise the definitions are found
+    and aligned computation by computation (`written_names`)."""
+    xla_names = [i.name for c in module.computations for i in c.instructions]
+    if sorted(_DEFINITION_LINE.findall(text)) == sorted(xla_names):
+        return WrittenNames(text=text, same=True)
+    order = {c.name: [(i.name, i.opcode) for i in sorted(c.instructions, key=lambda i: i.id & 0xFFFFFFFF)]
+             for c in module.computations}
+    return written_names(text, order)
 
 
 def scan(text: str) -> dict[str, list[Definition]]:

@@ -37,6 +37,30 @@ _SCHEMA = [
         ("op_name", 2, _F.TYPE_STRING, _OPTIONAL, None),
         ("source_file", 3, _F.TYPE_STRING, _OPTIONAL, None),
         ("source_line", 4, _F.TYPE_INT32, _OPTIONAL, None),
+        ("stack_frame_id", 15, _F.TYPE_INT32, _OPTIONAL, None),
+        ("source_column", 18, _F.TYPE_INT32, _OPTIONAL, None),
+    ]),
+    ("StackFrameIndexProto", [  # the FileNames / FileLocations / StackFrames sections; ids count from 1
+        ("file_names", 1, _F.TYPE_STRING, _REPEATED, None),
+        ("function_names", 2, _F.TYPE_STRING, _REPEATED, None),
+        ("file_locations", 3, _F.TYPE_MESSAGE, _REPEATED, "StackFrameIndexProto.FileLocation"),
+        ("stack_frames", 4, _F.TYPE_MESSAGE, _REPEATED, "StackFrameIndexProto.StackFrame"),
+    ]),
+    ("StackFrameIndexProto.FileLocation", [
+        ("file_name_id", 1, _F.TYPE_INT32, _OPTIONAL, None),
+        ("function_name_id", 2, _F.TYPE_INT32, _OPTIONAL, None),
+        ("line", 3, _F.TYPE_INT32, _OPTIONAL, None),
+        ("column", 4, _F.TYPE_INT32, _OPTIONAL, None),
+    ]),
+    ("StackFrameIndexProto.StackFrame", [
+        ("file_location_id", 1, _F.TYPE_INT32, _OPTIONAL, None),
+        ("parent_frame_id", 2, _F.TYPE_INT32, _OPTIONAL, None),
+    ]),
+    ("HloScheduleProto", [  # map<int64, InstructionSequence> sequences = 1: computation id → its order
+        ("sequences", 1, _F.TYPE_MESSAGE, _REPEATED, "HloScheduleProto.SequencesEntry"),
+    ]),
+    ("HloScheduleProto.InstructionSequence", [
+        ("instruction_ids", 1, _F.TYPE_INT64, _REPEATED, None),
     ]),
     ("FrontendAttributes", [
         ("map", 1, _F.TYPE_MESSAGE, _REPEATED, "FrontendAttributes.MapEntry"),
@@ -67,8 +91,16 @@ _SCHEMA = [
         ("entry_computation_name", 2, _F.TYPE_STRING, _OPTIONAL, None),
         ("computations", 3, _F.TYPE_MESSAGE, _REPEATED, "HloComputationProto"),
         ("entry_computation_id", 6, _F.TYPE_INT64, _OPTIONAL, None),
+        ("schedule", 7, _F.TYPE_MESSAGE, _OPTIONAL, "HloScheduleProto"),
+        ("stack_frame_index", 17, _F.TYPE_MESSAGE, _OPTIONAL, "StackFrameIndexProto"),
         ("frontend_attributes", 19, _F.TYPE_MESSAGE, _OPTIONAL, "FrontendAttributes"),
     ]),
+]
+
+# Map fields, as protoc spells them: (message, entry, key type, value type, value message).
+_MAPS = [
+    ("FrontendAttributes", "MapEntry", _F.TYPE_STRING, _F.TYPE_STRING, None),
+    ("HloScheduleProto", "SequencesEntry", _F.TYPE_INT64, _F.TYPE_MESSAGE, "HloScheduleProto.InstructionSequence"),
 ]
 
 # xla.PrimitiveType values the chain asks about.
@@ -82,17 +114,22 @@ API_VERSION_ORIGINAL = 1
 def _build() -> dict[str, type]:
     file = descriptor_pb2.FileDescriptorProto(name="hlo2penguin/xla_hlo.proto", package=_PACKAGE,
                                               syntax="proto3")
+    messages: dict[str, descriptor_pb2.DescriptorProto] = {}
     for message, fields in _SCHEMA:
-        m = file.message_type.add(name=message)
+        outer, _, inner = message.partition(".")
+        m = messages[message] = (messages[outer].nested_type.add(name=inner) if inner
+                                 else file.message_type.add(name=message))
         for name, number, kind, label, type_name in fields:
             f = m.field.add(name=name, number=number, type=kind, label=label)
             if type_name:
                 f.type_name = f".{_PACKAGE}.{type_name}"
-        if message == "FrontendAttributes":  # map<string, string> map = 1, as protoc spells a map
-            entry = m.nested_type.add(name="MapEntry")
-            entry.options.map_entry = True
-            entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_OPTIONAL)
-            entry.field.add(name="value", number=2, type=_F.TYPE_STRING, label=_OPTIONAL)
+    for message, entry_name, key_type, value_type, value_message in _MAPS:
+        entry = messages[message].nested_type.add(name=entry_name)
+        entry.options.map_entry = True
+        entry.field.add(name="key", number=1, type=key_type, label=_OPTIONAL)
+        value = entry.field.add(name="value", number=2, type=value_type, label=_OPTIONAL)
+        if value_message:
+            value.type_name = f".{_PACKAGE}.{value_message}"
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     return {message: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{message}"))

@@ -1,0 +1,65 @@
+"""A module as XLA's parser read it: XLA's `HloModuleProto`, and the names
+the user wrote (`passes.hlo.names`: XLA renames a name reused across
+computations, reports and programs keep it as written).
+
+This is the one reading of HLO in the chain. Link #1 edits `proto`
+(`passes.hlo.view`), link #2 imports it, the verifier reads its edges.
+
+    parsed = Parsed.from_text(text, "module.hlo")   # XLA's parser, in this process
+    parsed.proto.computations[0].instructions[0].name   # XLA's name
+    parsed.name(computation, xla_name)                  # the name as written
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from passes.hlo import proto as hlo_proto
+from passes.hlo.names import WrittenNames, names_of
+
+
+@dataclass
+class Parsed:
+    proto: hlo_proto.HloModuleProto
+    names: WrittenNames
+    text: str | None = None   # what XLA read (None: a proto given as it is)
+    source: str | None = None  # the input's name in errors
+
+    @classmethod
+    def from_text(cls, text: str, source: str | None = None) -> Parsed:
+        """XLA's parser on `text`, in this process (XlaRejected naming `source`).
+        XLA aborts the process on some bad input: `pipeline.xla_worker` parses in a child."""
+        from passes.hlo.xla import parse_with_xla
+
+        return cls.from_serialized(parse_with_xla(text, source).as_serialized_hlo_module_proto(), text, source)
+
+    @classmethod
+    def from_serialized(cls, data: bytes, text: str | None = None, source: str | None = None) -> Parsed:
+        """XLA's serialized proto of `text` (or of no text: XLA's names are the names)."""
+        module = hlo_proto.decode(data)
+        names = names_of(text, module) if text is not None else WrittenNames(same=True)
+        return cls(module, names, text, source)
+
+    def name(self, computation: str, xla_name: str) -> str:
+        """The instruction's name as the input wrote it."""
+        return self.names.name(computation, xla_name)
+
+    def line(self, computation: str, xla_name: str) -> int | None:
+        """The line of the instruction's definition in the input, if known."""
+        return self.names.line(computation, xla_name) if self.text is not None else None
+
+    def control_edges(self) -> list[tuple[str, str, str]]:
+        """Every control edge as (computation, predecessor, successor), names as written."""
+        edges = []
+        for comp in self.proto.computations:
+            names = None
+            for instr in comp.instructions:
+                if instr.control_predecessor_ids:
+                    if names is None:
+                        names = {i.id: i.name for i in comp.instructions}
+                    succ = self.name(comp.name, instr.name)
+                    edges += [(comp.name, self.name(comp.name, names[p]), succ) for p in instr.control_predecessor_ids]
+        return edges
+
+    def serialized(self) -> bytes:
+        return self.proto.SerializeToString()
