@@ -2,9 +2,9 @@
 link #4 and the chain's accounting read them. One module does both.
 
 Two forms:
-- the key: link #2 hands XLA's importer each instruction with
-  `metadata={op_name="h2p.N"}` (the importer names an op after its
-  instruction only when there is no metadata); the op comes back at
+- the key: link #2 hands XLA's importer each instruction with its metadata
+  replaced by `op_name="h2p.N"` (the importer names an op after its
+  instruction only when there is no op_name); the op comes back at
   `loc("h2p.N")`;
 - the HLO location it then gets, `fused<"computation">["instruction",
   original metadata location]`: the HLO name, the computation as the fused
@@ -20,9 +20,9 @@ from jaxlib.mlir import ir
 _KEY_PREFIX = "h2p."
 
 
-def key_metadata(index: int) -> str:
-    """The metadata attribute (HLO text) that keys instruction `index`."""
-    return f'{{op_name="{_KEY_PREFIX}{index}"}}'
+def key_name(index: int) -> str:
+    """The op_name that keys instruction `index`."""
+    return f"{_KEY_PREFIX}{index}"
 
 
 def key_of(location) -> int | None:

@@ -25,19 +25,19 @@ from jaxlib.mlir import ir
 
 from passes.control_dep import ControlDepError, Fate, is_control_dep, ordered_ops
 from passes.dialects import TUPLE_OPS, dialect
-from passes.hlo import Module, write_module
+from passes.hlo import Module, Parsed
 from passes.hlo.ir import no_cyclic_gc
 from passes.hlo.preserve_control_deps import PreserveControlDeps, PreserveResult
+from passes.hlo.view import view_of, write_back
 from passes.locations import hlo_name
 from passes.mlir import SCOPES, FlattenControlDepTupleOperands, FlattenError
 from printer import print_penguin
 from printer.penguin import Module as PenguinModule
-from pipeline.importer import ImportWorker, import_hlo
+from pipeline.importer import import_hlo
 from pipeline.report import Report
 from pipeline.sources import load
 from pipeline.verify import verify
-from pipeline.xla import XlaRejected, check_original
-from pipeline.xla import check as xla_check
+from pipeline.xla import XlaWorker, print_module
 
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
@@ -100,13 +100,20 @@ class Snapshot:
 class ChainResult:
     source: str
     dialect: str
-    hlo: str                 # after link #1
+    _hlo: bytes | str        # after link #1: XLA's serialized module, printed on first use
     _imported: Snapshot | None
     _flattened: Snapshot | None
     penguin_source: str      # link #4
     report: Report | None    # None with check=False
     _module: PenguinModule | None = None
     link1: PreserveResult | None = None  # link #1's own account (None with reify=False)
+
+    @property
+    def hlo(self) -> str:
+        """The module after link #1, as XLA prints it (XLA's names)."""
+        if isinstance(self._hlo, bytes):
+            self._hlo = print_module(self._hlo, self.source) if self._hlo else ""
+        return self._hlo
 
     @property
     def mlir(self) -> str:
@@ -210,14 +217,15 @@ class Work:
 
     source: object
     options: Options
-    module: Module | None = None       # our HLO IR (link #1 rewrites it)
+    parsed: Parsed | None = None       # XLA's parse (link #1 edits its proto)
+    module: Module | None = None       # link #1's view of it
     name: str = ""                     # the module's name in the program
     where: str = ""                    # the input's name in errors
-    text: str | bytes | None = None    # the text read, None for a Module
-    original: str = ""                 # the HLO before link #1, for the verifier
+    original: str = ""                 # the HLO text as read, for the verifier
     link1: PreserveResult | None = None
-    hlo: str = ""                      # link #1's output
-    importer: ImportWorker | None = None  # link #2's child, with isolate
+    hlo_proto: bytes = b""             # link #1's output, serialized
+    hlo: str = ""                      # link #1's output as XLA prints it (when the chain stops there)
+    importer: XlaWorker | None = None  # XLA's child, with isolate
     mlir: ir.Module | None = None
     imported: Snapshot | None = None   # after link #2 (with check)
     flattened: Snapshot | None = None  # after link #3 (with check)
@@ -226,7 +234,7 @@ class Work:
     report: Report | None = None
 
     def result(self) -> ChainResult:
-        return ChainResult(self.name, self.options.dialect, self.hlo, self.imported, self.flattened,
+        return ChainResult(self.name, self.options.dialect, self.hlo or self.hlo_proto, self.imported, self.flattened,
                            self.penguin_source, self.report, self.program, self.link1)
 
 
@@ -235,9 +243,8 @@ class Read:
 
     def run(self, work: Work) -> bool:
         o = work.options
-        loaded = load(work.source, o.source_name, isolate=o.isolate)
-        work.module, work.name, work.where, work.text = loaded.module, loaded.name, loaded.where, loaded.text
-        work.original = loaded.text if loaded.text is not None else write_module(loaded.module)
+        loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
+        work.parsed, work.name, work.where, work.original = loaded.parsed, loaded.name, loaded.where, loaded.text
         return True
 
 
@@ -247,33 +254,31 @@ class Reify:
     name = "link #1"
 
     def run(self, work: Work) -> bool:
+        work.module = view_of(work.parsed)
         work.link1 = PreserveControlDeps(bundle=work.options.bundle).run(work.module)
+        write_back(work.module)
         return work.link1.changed
 
 
 class Write:
-    """Link #1's output as text."""
+    """Link #1's output, serialized (XLA prints it when asked: `ChainResult.hlo`)."""
 
     name = "write"
 
     def run(self, work: Work) -> bool:
-        work.hlo = write_module(work.module)
+        work.hlo_proto = work.parsed.serialized()
         return False
 
 
 class XlaCheck:
-    """XLA's parser's verdict on link #1's output, where the chain stops
-    after link #1 (otherwise link #2's parse of it is the verdict)."""
+    """XLA reads link #1's output back and prints it, where the chain stops
+    after link #1 (otherwise link #2's reading of it is the verdict)."""
 
     name = "XLA check"
 
     def run(self, work: Work) -> bool:
-        try:  # the user's own text first (one child for both): XLA's verdict on it is the chain's
-            xla_check(work.hlo, f"{work.where} after link #1", isolate=work.options.isolate,
-                      original=work.text, original_source=work.where)
-        except XlaRejected:
-            _explain_rejection(work)
-            raise
+        work.hlo = print_module(work.hlo_proto, f"{work.where} after link #1", isolate=work.options.isolate,
+                                worker=work.importer)
         return False
 
 
@@ -284,12 +289,8 @@ class Import:
 
     def run(self, work: Work) -> bool:
         o = work.options
-        try:
-            work.mlir = import_hlo(work.module, o.dialect, isolate=o.isolate, source_name=work.where,
-                                   worker=work.importer, original=work.text)
-        except XlaRejected:
-            _explain_rejection(work)
-            raise
+        work.mlir = import_hlo(work.parsed, o.dialect, isolate=o.isolate, source_name=work.where,
+                               worker=work.importer, consume=True)
         if o.check:  # link #3 rewrites the module in place
             work.imported = Snapshot(work.mlir.operation.clone(), o.debug_info)
         return True
@@ -320,7 +321,7 @@ class Print:
         try:
             work.penguin_source = print_penguin(work.mlir, work.name, work.options.dialect)
         except ControlDepError as err:  # a control-dep call with no operand
-            raise _in_hlo(err, work.module, work.where) from None
+            raise _in_hlo(err, work.parsed, work.where) from None
         return False
 
 
@@ -365,8 +366,8 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
     options = dataclasses.replace(options or Options(), **overrides) if overrides else (options or Options())
     work = Work(source, options)
     chain = steps(options, stop_after)
-    if options.isolate and any(isinstance(step, Import) for step in chain):
-        work.importer = ImportWorker()  # loads XLA on the other core while link #1 runs
+    if options.isolate:
+        work.importer = XlaWorker()  # loads XLA on the other core while the input is read
     try:
         for step in chain:
             start = time.perf_counter()
@@ -379,24 +380,10 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
     return work.result()
 
 
-def _explain_rejection(work: Work) -> None:
-    """XLA refused a text derived from the user's (link #1's output, or link
-    #2's keyed copy of it), whose line numbers are not the user's: raise its
-    complaint about the user's own text if it has one, else about link #1's
-    output. Only on the error path."""
-    isolate = work.options.isolate
-    if work.text is not None:
-        check_original(work.text, work.where, isolate=isolate)
-    xla_check(work.hlo or write_module(work.module), f"{work.where} after link #1", isolate=isolate)
-
-
-def _in_hlo(err: ControlDepError, module: Module, where: str) -> ControlDepError:
+def _in_hlo(err: ControlDepError, parsed: Parsed, where: str) -> ControlDepError:
     """The same error, placed at the HLO instruction's line (`file:line`)."""
     name, computation = hlo_name(err.location) if err.location is not None else (None, None)
-    try:
-        line = module.computation(computation).instruction(name).line
-    except (KeyError, TypeError):
-        return err
+    line = parsed.line_as_written(computation, name) if name and computation else None
     return ControlDepError(f"%{name}: {err.message}", f"{where}:{line}", err.location) if line else err
 
 
@@ -447,7 +434,7 @@ def _report(work: Work) -> Report:
         return _placed_spurious(report)
     program_edges = program.dep_edges()
     renamed = {(c.name, i.name): i.operands[0].name for c, i in work.module.instructions()
-               if i.opcode in ("send-done", "recv-done")}
+               if i.opcode in ("send-done", "recv-done")} if work.module is not None else {}
     after_import = work.imported.edges(through_tuples=True)  # what link #2 delivered
     after_flatten = visible_edges(work.mlir, through_tuples=False)  # what the printer saw
     for index, edge in enumerate(report.edges):

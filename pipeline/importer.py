@@ -2,11 +2,13 @@
 
 Two things the importer does not do on its own, and the chain needs:
 - Names. The importer names an op after its HLO instruction only when the
-  instruction has no `metadata={op_name=…}`; real dumps always have one. We
-  give every instruction a key as its op_name, import, and replace each key
-  location by `fused<"computation">["instruction", original metadata…]`:
-  both the HLO name (which Penguin names come from) and the source location
-  survive, and the computation rides along as the fused location's metadata.
+  instruction has no `metadata={op_name=…}`; real dumps always have one, and
+  XLA's names are not always the input's (`a` → `a.1`). We give every
+  instruction of XLA's proto a key as its op_name, import, and replace each
+  key location by `fused<"computation">["instruction", original metadata…]`:
+  both the HLO name as written (which Penguin names come from) and the
+  source location survive, and the computation rides along as the fused
+  location's metadata.
 - Dead copies. The importer inlines while bodies, conditional branches,
   fusions and reducers into their op's regions and also leaves a private
   function for each. We run MLIR's `symbol-dce`, so what remains is the
@@ -17,107 +19,71 @@ XLA can abort the whole process on some inputs. Known cases are refused
 before import; with `isolate=True` (the default) XLA's parser and importer
 also run in a child process, so an unknown one becomes an error
 (`XlaRejected` from the parser, `ImportFailed` from the importer), not a crash.
-The child is an `ImportWorker`: the chain starts it before reading, so that
-its Python and jaxlib load on the other core while link #1 runs.
+The child is a `pipeline.xla.XlaWorker`: the chain starts it before reading,
+so that its Python and jaxlib load on the other core meanwhile, and the same
+child parses the text and imports link #1's output.
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir, passmanager
 
 from passes.dialects import ASYNC_DONE_OPS, DIALECTS, UnknownDialect, dialect as dialect_row
 from passes.errors import ChainError
-from passes.hlo import Module, read_module, write_module
-from passes.hlo.ir import Instruction
-from passes.hlo.preserve_control_deps import begins_async_pair
-from passes.locations import hlo_location, hlo_name, key_metadata, key_of
+from passes.hlo import proto as hlo_proto
+from passes.hlo.parsed import Parsed
+from passes.hlo.preserve_control_deps import opens_async_pair
+from passes.locations import hlo_location, hlo_name, key_name, key_of
 from pipeline.mlir_context import make_context, register_passes
-from pipeline.xla import shape_inference
-from pipeline.xla import (
-    XlaRejected, abort_reason, aborted, check_original, first_said, judged_by_xla, parse_with_xla, refusal)
-from pipeline._import_worker import ORIGINAL, PARSED, frame
+from pipeline.xla import WorkerDied, XlaWorker, abort_reason, first_said, parse
 
-__all__ = ["DIALECTS", "ImportFailed", "ImportWorker", "UnknownDialect", "import_hlo", "refuse_known_aborts", "run_pipeline"]
+__all__ = ["DIALECTS", "ImportFailed", "UnknownDialect", "XlaWorker", "import_hlo", "refuse_known_aborts",
+           "run_pipeline"]
 
 
 class ImportFailed(ChainError):
     """Link #2 could not import the module; the message names the cause."""
 
 
-class ImportWorker:
-    """A child process (`pipeline._import_worker`) that waits for one HLO
-    text or proto on stdin and answers with StableHLO bytecode. Start it
-    early; `close()` ends it if it was never used."""
-
-    def __init__(self):
-        self.process = subprocess.Popen([sys.executable, "-m", "pipeline._import_worker"],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-    def run(self, data: bytes) -> tuple[int, bytes, str]:
-        """(exit status, stdout, stderr) for `data`; the worker then exits."""
-        stdout, stderr = self.process.communicate(data)
-        return self.process.returncode, stdout, stderr.decode("utf-8", "replace")
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.communicate()
-
-
 @dataclass(frozen=True)
 class _Origin:
     computation: str
-    instruction: str
-    metadata: str | None
+    instruction: str   # as written
+    # (op_name, source_file, source_line, source_column, stack_frame_id), None without metadata
+    metadata: tuple | None
 
 
-def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.Context | None = None,
+def import_hlo(source: Parsed | str, dialect: str = "stablehlo", *, context: ir.Context | None = None,
                isolate: bool = True, keep_dead_copies: bool = False,
-               source_name: str | None = None, worker: ImportWorker | None = None,
-               original: str | bytes | None = None) -> ir.Module:
-    """HLO (our IR or text) → a verified MLIR module in `dialect`. With
-    `isolate`, `worker` is the child to use (one is started if None).
-    `original`: the user's text, when `source` is our IR read from it: XLA's
-    parser reads it first, and refuses it (XlaRejected, the user's line and
-    column) where XLA would, whatever our reader made of it."""
+               source_name: str | None = None, worker: XlaWorker | None = None,
+               consume: bool = False) -> ir.Module:
+    """HLO (XLA's parse, or text XLA parses here) → a verified MLIR module in
+    `dialect`. With `isolate`, XLA runs in a child (`worker`, or one started
+    here). `consume`: the parse may be keyed in place (the chain's own, done with)."""
     row = dialect_row(dialect)  # UnknownDialect, before any work
-    if not isinstance(source, Module):
-        original = source
-    module = source if isinstance(source, Module) else read_module(
-        source, source_name, shapes_of=shape_inference(source_name, isolate=isolate))
-    refuse_known_aborts(module, source_name)
-    origins: list[_Origin] = []
-    text = write_module(module, attributes=lambda comp, instr: _keyed(comp, instr, origins))
-    if isinstance(original, str):
-        original = original.encode("utf-8")
-    if original is not None and not judged_by_xla(original.decode("utf-8", "replace")):
-        original = None
+    own = isolate and worker is None
+    if own:
+        worker = XlaWorker()
     try:
-        if isolate:  # XLA's parser runs in the child too: it aborts the process on some bad input
-            data = text.encode("utf-8")
-            bytecode = _run_importer(frame(original, data) if original is not None else data, True,
-                                     source_name, worker)
-        else:
-            if original is not None:
-                parse_with_xla(original.decode("utf-8", "replace"), source_name)
-            proto = parse_with_xla(text, source_name).as_serialized_hlo_module_proto()
-            bytecode = _run_importer(proto, False, source_name)
-    except XlaRejected:  # its line numbers are the keyed text's: XLA on the user's own text names theirs
-        if not isinstance(source, Module):
-            check_original(source, source_name, isolate=isolate)
-        raise
+        parsed = source if isinstance(source, Parsed) else parse(source, source_name, isolate=isolate, worker=worker)
+        source_name = source_name or parsed.source
+        module = parsed.proto if consume else hlo_proto.decode(parsed.serialized())
+        keyed = _Keyed(module, parsed)
+        refuse_known_aborts(keyed, source_name)
+        bytecode = _run_importer(module.SerializeToString(), source_name, worker if isolate else None)
+    finally:
+        if own:
+            worker.close()
     context = context or make_context()
     try:
         mlir = ir.Module.parse(bytecode, context=context)
     except ir.MLIRError as err:  # the importer does not verify what it writes
         raise ImportFailed(f"{source_name or 'module'}: link #2 (XLA's importer) produced a module "
-                           f"that does not verify: {_mlir_error(err, origins)}") from None
-    _restore_locations(mlir, origins, module)
+                           f"that does not verify: {_mlir_error(err, keyed.origins)}") from None
+    _restore_locations(mlir, keyed)
     pipeline = ([] if keep_dead_copies else ["symbol-dce"]) + list(row.from_stablehlo)
     if pipeline:
         try:
@@ -132,6 +98,47 @@ def import_hlo(source: Module | str, dialect: str = "stablehlo", *, context: ir.
     return mlir
 
 
+class _Keyed:
+    """The module with every instruction's metadata replaced by its key, and
+    what one pass over it learns on the way: each key's origin and proto,
+    the `*-done`s, the get-tuple-elements that read a start, the stack frames."""
+
+    def __init__(self, module, parsed: Parsed):
+        self.module, self.parsed = module, parsed
+        self.origins: list[_Origin] = []
+        self.protos: list = []                     # key → HloInstructionProto
+        self.by_id: dict[int, object] = {}         # instruction id → proto (the module's ids are unique)
+        self.key_of_id: dict[int, int] = {}
+        self.dones: list[int] = []                 # keys of *-done instructions with an operand
+        self.start_readers: list[int] = []         # keys of get-tuple-elements of a start
+        self.computations = {c.id: c for c in module.computations}
+        name = parsed.name
+        origins, protos, by_id, key_of_id = self.origins, self.protos, self.by_id, self.key_of_id
+        gtes = []
+        for comp in module.computations:
+            computation = comp.name
+            for instr in comp.instructions:
+                key = len(origins)
+                metadata = None
+                if instr.HasField("metadata"):
+                    m = instr.metadata
+                    metadata = (m.op_name, m.source_file, m.source_line, m.source_column, m.stack_frame_id)
+                    m.Clear()
+                origins.append(_Origin(computation, name(computation, instr.name), metadata))
+                protos.append(instr)
+                instr.metadata.op_name = key_name(key)
+                by_id[instr.id] = instr
+                key_of_id[instr.id] = key
+                opcode = instr.opcode
+                if opcode.endswith("-done") and instr.operand_ids:
+                    self.dones.append(key)
+                elif opcode == "get-tuple-element":
+                    gtes.append(key)
+        self.start_readers = [k for k in gtes if (op := by_id.get(protos[k].operand_ids[0] if protos[k].operand_ids
+                                                                   else -1)) is not None
+                              and opens_async_pair(op.opcode)]
+
+
 def run_pipeline(module: ir.Module, passes: str) -> None:
     """Run registered MLIR passes (textual pipeline, anchored on the module)."""
     register_passes()
@@ -139,46 +146,37 @@ def run_pipeline(module: ir.Module, passes: str) -> None:
         passmanager.PassManager.parse(f"builtin.module({passes})").run(module.operation)
 
 
-def refuse_known_aborts(module: Module, source_name: str | None = None) -> None:
+def refuse_known_aborts(keyed: _Keyed, source_name: str | None = None) -> None:
     """Measured with jaxlib 0.10.2: a get-tuple-element that reads a `*-start`,
     `send` or `recv` directly makes the importer abort the process."""
-    for comp, instr in module.instructions():
-        if instr.opcode == "get-tuple-element" and instr.operands and begins_async_pair(instr.operands[0]):
-            start = instr.operands[0]
-            where = f"{source_name}:{instr.line}" if source_name and instr.line else f"%{comp.name}"
-            raise ImportFailed(
-                f"{where}: %{instr.name} reads a tuple element of %{start.name} ({start.opcode}) "
-                f"directly; XLA's importer aborts on this. Read it through the matching "
-                f"{start.opcode.replace('-start', '')}-done instead")
+    for key in keyed.start_readers:
+        instr, origin = keyed.protos[key], keyed.origins[key]
+        start = keyed.by_id[instr.operand_ids[0]]
+        line = keyed.parsed.line(origin.computation, instr.name)
+        where = f"{source_name}:{line}" if source_name and line else f"%{origin.computation}"
+        start_name = keyed.origins[keyed.key_of_id[start.id]].instruction
+        raise ImportFailed(
+            f"{where}: %{origin.instruction} reads a tuple element of %{start_name} ({start.opcode}) "
+            f"directly; XLA's importer aborts on this. Read it through the matching "
+            f"{start.opcode.replace('-start', '')}-done instead")
 
 
-def _keyed(comp, instr: Instruction, origins: list[_Origin]) -> list[tuple[str, str]]:
-    metadata = instr.attribute("metadata")
-    origins.append(_Origin(comp.name, instr.name, metadata))
-    return [(k, v) for k, v in instr.attributes if k != "metadata"] + [("metadata", key_metadata(len(origins) - 1))]
-
-
-def _run_importer(proto: bytes, isolate: bool, source_name: str | None,
-                  worker: ImportWorker | None = None) -> bytes:
-    """`proto`: a serialized HLO proto, or HLO text (isolated only: the child parses it;
-    XlaRejected if XLA's parser refuses it or aborts)."""
+def _run_importer(proto: bytes, source_name: str | None, worker: XlaWorker | None) -> bytes:
+    """XLA's importer on a serialized HLO proto: here, or in `worker`."""
     stage = f"{source_name}: link #2 (XLA's importer)" if source_name else "link #2 (XLA's importer)"
-    if not isolate:
+    if worker is None:
         import jaxlib._jax as xla_ext
         try:
             return xla_ext.mlir.hlo_to_stablehlo(proto)
         except Exception as err:
             raise ImportFailed(f"{stage}: {_first_line(str(err))}") from None
-    returncode, stdout, stderr = (worker or ImportWorker()).run(proto)
-    if returncode == 0:
-        return stdout
-    if returncode in (4, 5):  # the child's XLA parser refused the text (5: the user's own)
-        raise refusal(stderr, source_name)
-    if returncode < 0:
-        if proto.startswith((b"HloModule", ORIGINAL)) and PARSED not in stderr:
-            raise aborted("XLA's parser", returncode, stderr, source_name)
-        raise ImportFailed(f"{stage} aborted (signal {-returncode}): {abort_reason(stderr)}")
-    raise ImportFailed(f"{stage}: {_first_line(stderr.replace(PARSED, ''))}")
+    try:
+        status, answer = worker.ask("import", proto)
+    except WorkerDied as died:
+        raise ImportFailed(f"{stage} aborted ({died}): {abort_reason(died.stderr)}") from None
+    if status == "ok":
+        return answer
+    raise ImportFailed(f"{stage}: {_first_line(answer.decode('utf-8', 'replace'))}")
 
 
 def _mlir_error(err: ir.MLIRError, origins: list[_Origin] = ()) -> str:
@@ -206,14 +204,15 @@ def _first_line(text: str) -> str:
     return first_said(text, skip=("***", "@")) or text.strip()[:200] or "no message"
 
 
-def _restore_locations(mlir: ir.Module, origins: list[_Origin], module: Module) -> None:
+def _restore_locations(mlir: ir.Module, keyed: _Keyed) -> None:
     """Replace each key location by the instruction's fused location. One
     C++-driven walk; the key is read from the NameLoc, not from printed text."""
-    frames = _StackFrames(module.stack_frame_text)
+    origins = keyed.origins
+    frames = _StackFrames(keyed.module)
     cache: dict[int, ir.Location] = {}
     computations: dict[str, ir.Attribute] = {}
-    originals: dict[str | None, ir.Location | None] = {}  # metadata text → its location
-    wrapped = _wrapped_keys(module, origins)
+    originals: dict[tuple | None, ir.Location | None] = {}  # metadata → its location
+    wrapped = _wrapped_keys(keyed)
     # (op, key) of ops that carry a done's key but are no async_done: settled after the walk
     carrying_done_key: list[tuple[ir.Operation, int]] = []
     done_seen: set[int] = set()  # done keys an async_done op carries
@@ -228,13 +227,11 @@ def _restore_locations(mlir: ir.Module, origins: list[_Origin], module: Module) 
             origin = origins[index]
             if origin.metadata not in originals:
                 originals[origin.metadata] = _metadata_location(origin.metadata, frames)
-            computation = computations.get(origin.computation)
-            if computation is None:
-                computation = computations[origin.computation] = ir.StringAttr.get(origin.computation)
-            found = cache[index] = hlo_location(origin.instruction, computation, originals[origin.metadata])
+            found = cache[index] = hlo_location(origin.instruction, callee_attr(origin.computation),
+                                                originals[origin.metadata])
         return found
 
-    parameters = _CalleeParameters(module)
+    parameters = _CalleeParameters(keyed)
 
     def visit(op) -> ir.WalkResult:
         index = key_of(op.location)
@@ -246,7 +243,7 @@ def _restore_locations(mlir: ir.Module, origins: list[_Origin], module: Module) 
         if index is not None:
             op.location = location_at(index)
         for r, region in enumerate(op.regions):
-            named = parameters.of(origins[index], r) if index is not None else None
+            named = parameters.of(index, r) if index is not None else None
             for block in region.blocks:
                 arguments = block.arguments
                 if named is not None and len(arguments) == len(named[1]):
@@ -278,104 +275,81 @@ class _CalleeParameters:
     """For an op made from an instruction that calls computations (a reduce's
     `to_apply`, a while's `condition` and `body`, a sort's comparator…): the
     parameters of the computation inlined as its region #r, by parameter
-    number. The importer gives those block arguments the op's own location;
-    the HLO names them. The index is built on first use."""
+    number, with their names as written. The importer gives those block
+    arguments the op's own location; the HLO names them."""
 
-    def __init__(self, module: Module):
-        self.module = module
-        self.instructions: dict[tuple[str, str], Instruction] | None = None
-        self.computations: dict[str, object] = {}
+    def __init__(self, keyed: _Keyed):
+        self.keyed = keyed
 
-    def of(self, origin: _Origin, region: int) -> tuple[str, list[str]] | None:
-        if self.instructions is None:
-            self.instructions = {(c.name, i.name): i for c, i in self.module.instructions()}
-            self.computations = {c.name: c for c in self.module.computations}
-        instr = self.instructions.get((origin.computation, origin.instruction))
-        callees = instr.called_computation_names() if instr is not None else []
-        callee = self.computations.get(callees[region]) if region < len(callees) else None
+    def of(self, key: int, region: int) -> tuple[str, list[str]] | None:
+        instr = self.keyed.protos[key]
+        called = list(instr.called_computation_ids)
+        if instr.opcode == "while":  # XLA lists body, condition; the op's regions are cond, body
+            called.reverse()
+        callee = self.keyed.computations.get(called[region]) if region < len(called) else None
         if callee is None:
             return None
-        numbered = [(int(i.payload), i.name) for i in callee.instructions
-                    if i.opcode == "parameter" and (i.payload or "").strip().isdigit()]
-        return callee.name, [name for _, name in sorted(numbered)]
+        numbered = sorted((i.parameter_number, i.name) for i in callee.instructions if i.opcode == "parameter")
+        return callee.name, [self.keyed.parsed.name(callee.name, name) for _, name in numbered]
 
 
-def _wrapped_keys(module: Module, origins: list[_Origin]) -> dict[int, int]:
+def _wrapped_keys(keyed: _Keyed) -> dict[int, int]:
     """Measured with jaxlib 0.10.2: XLA's importer gives the op an async-start
     wraps (`async-start(...), calls=%c`, `reduce-scatter-start`, `all-to-all-start`)
     the location of the matching done, so that op, printed first, would take the
     done's HLO name and the done a made-up one. Key of each such done → the key
     the wrapped op should carry: the root of `calls=`, else the start (the op
     then reads `<start>:<op kind>`, as the printer names a wrapped all-reduce)."""
-    dones = [(c, i) for c, i in module.instructions() if i.opcode.endswith("-done") and i.operands]
-    if not dones:
-        return {}
-    index_of = {(o.computation, o.instruction): i for i, o in enumerate(origins)}
-    computations = {c.name: c for c in module.computations}
     keys: dict[int, int] = {}
-    for comp, done in dones:
-        start = done.operands[0]
-        while start.opcode == "async-update" and start.operands:
-            start = start.operands[0]
-        target = (comp.name, start.name)
-        callee = computations.get((start.attribute("calls") or "").strip().lstrip("%"))
-        if callee is not None:
-            target = (callee.name, callee.root.name)
-        done_key, target_key = index_of.get((comp.name, done.name)), index_of.get(target)
-        if done_key is not None and target_key is not None:
+    for done_key in keyed.dones:
+        start = keyed.by_id.get(keyed.protos[done_key].operand_ids[0])
+        while start is not None and start.opcode == "async-update" and start.operand_ids:
+            start = keyed.by_id.get(start.operand_ids[0])
+        if start is None:
+            continue
+        target = start.id
+        if start.opcode == "async-start" and start.called_computation_ids:
+            callee = keyed.computations.get(start.called_computation_ids[0])
+            if callee is not None:
+                target = callee.root_id
+        target_key = keyed.key_of_id.get(target)
+        if target_key is not None:
             keys[done_key] = target_key
     return keys
 
 
-_METADATA_FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s}]+)')
-
-
-def _metadata_location(metadata: str | None, frames: "_StackFrames") -> ir.Location | None:
+def _metadata_location(metadata: tuple | None, frames: "_StackFrames") -> ir.Location | None:
     """What XLA's importer would have made of the metadata: op_name, with the
     source position (from source_file/line or the stack frame) as its child."""
-    if not metadata:
+    if metadata is None:
         return None
-    fields = {k: v.strip('"') for k, v in _METADATA_FIELD.findall(metadata)}
+    op_name, source_file, source_line, source_column, stack_frame_id = metadata
     position = None
-    if "source_file" in fields:
-        position = ir.Location.file(fields["source_file"], int(fields.get("source_line", 0)),
-                                    int(fields.get("source_column", 0)))
-    elif "stack_frame_id" in fields:
-        position = frames.location(int(fields["stack_frame_id"]))
-    if "op_name" in fields:
-        return ir.Location.name(fields["op_name"], childLoc=position)
+    if source_file:
+        position = ir.Location.file(source_file, source_line, source_column)
+    elif stack_frame_id:
+        position = frames.location(stack_frame_id)
+    if op_name:
+        return ir.Location.name(op_name, childLoc=position)
     return position
 
 
 class _StackFrames:
-    """The FileNames/FileLocations/StackFrames sections, enough to turn a
-    stack_frame_id into file:line:column (the innermost frame)."""
+    """The module's stack frame index (the FileNames / FileLocations /
+    StackFrames sections of the text), enough to turn a stack_frame_id into
+    file:line:column (the innermost frame). Ids count from 1."""
 
-    def __init__(self, text: str):
-        self.files: dict[int, str] = {}
-        self.locations: dict[int, dict[str, str]] = {}
-        self.frames: dict[int, int] = {}
-        section = None
-        for line in text.splitlines():
-            line = line.strip()
-            if not line:
-                continue
-            if not line[0].isdigit():
-                section = line
-                continue
-            ident, _, rest = line.partition(" ")
-            if section == "FileNames":
-                self.files[int(ident)] = rest.strip().strip('"')
-            elif section == "FileLocations":
-                self.locations[int(ident)] = dict(_METADATA_FIELD.findall(rest))
-            elif section == "StackFrames":
-                fields = dict(_METADATA_FIELD.findall(rest))
-                if "file_location_id" in fields:
-                    self.frames[int(ident)] = int(fields["file_location_id"])
+    def __init__(self, module):
+        self.index = module.stack_frame_index if module.HasField("stack_frame_index") else None
 
     def location(self, frame_id: int) -> ir.Location | None:
-        where = self.locations.get(self.frames.get(frame_id, -1))
-        if not where:
+        index = self.index
+        if index is None or not 0 < frame_id <= len(index.stack_frames):
             return None
-        file = self.files.get(int(where.get("file_name_id", -1)), "<unknown>")
-        return ir.Location.file(file, int(where.get("line", 0)), int(where.get("column", 0)))
+        location_id = index.stack_frames[frame_id - 1].file_location_id
+        if not 0 < location_id <= len(index.file_locations):
+            return None
+        where = index.file_locations[location_id - 1]
+        names = index.file_names
+        file = names[where.file_name_id - 1] if 0 < where.file_name_id <= len(names) else "<unknown>"
+        return ir.Location.file(file, where.line, where.column)

@@ -1,6 +1,6 @@
 """Where HLO with control edges comes from: a JAX function, a `jax.export`
 artifact, or an XLA dump folder; and `load`, which reads any of the chain's
-inputs (a path, HLO text, a captured module) into our HLO IR.
+inputs (a path, HLO text, a captured module) with XLA's parser.
 
 XLA adds control edges while it compiles (copy insertion orders the copies it
 adds against the in-place writes they protect), so the modules worth feeding
@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from passes.errors import ChainError
-from passes.hlo import Module, read_module
-from pipeline.xla import shape_inference
+from passes.hlo.parsed import Parsed
+from passes.hlo.text import decode
+from pipeline.xla import parse
 
 __all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "Loaded", "UnreadableInput", "from_dump_dir",
            "from_export", "from_jax", "hlo_module_name", "is_hlo_dump_name", "load", "looks_like_hlo",
@@ -66,7 +67,7 @@ class CapturedModule:
         """Number of control edges (predecessor → successor pairs) in the module."""
         if "control-predecessors" not in self.hlo_text:
             return 0
-        return len(read_module(self.hlo_text, self.name).control_edges())
+        return len(parse(self.hlo_text, self.name).control_edges())
 
     def __repr__(self) -> str:
         return f"<CapturedModule {self.name}: {self.edges} control edge(s)>"
@@ -318,36 +319,41 @@ def read_path(path: str) -> bytes:
 
 @dataclass
 class Loaded:
-    """An input, read: our HLO `Module`, its name, the name errors give the
-    input, and the text read (None for a `Module`)."""
+    """An input, read: XLA's parse of it (`Parsed`), its name, the name
+    errors give the input, and the text read."""
 
-    module: Module
+    parsed: Parsed
     name: str
     where: str
-    text: str | bytes | None
+    text: str
 
 
-def load(source, source_name: str | None = None, *, isolate: bool = True) -> Loaded:
-    """A path, HLO text (str or bytes), a captured module or our HLO `Module`,
-    read. A str is a path unless it reads as HLO (a line break, or a `{`:
-    every module has a computation body). `source_name` names the input in
-    errors. Where the text leaves shapes out, XLA infers them (in a child
-    process with `isolate`)."""
-    if isinstance(source, Module):
-        return Loaded(source, source.name, source_name or source.name, None)
+def text_of(source, source_name: str | None = None) -> tuple[str, str, str | None]:
+    """(text, where, name) of a path, HLO text (str or bytes) or a captured
+    module: the text decoded (`passes.hlo.text.decode`), `where` the name
+    errors give the input, `name` the module's name if the input gives one."""
     if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
                                            and "{" not in source and source.strip()):
         path = os.fspath(source)
-        data = read_path(path)
         where = source_name or path
-        return Loaded(read_module(data, where, shapes_of=shape_inference(where, isolate=isolate)), path, where, data)
+        return decode(read_path(path), where), where, path
     if isinstance(source, (str, bytes)):
         where = source_name or "<hlo text>"
-        module = read_module(source, where, shapes_of=shape_inference(where, isolate=isolate))
-        return Loaded(module, module.name, where, source)
+        return decode(source, where), where, None
     text = getattr(source, "hlo_text", None)  # a CapturedModule
     if isinstance(text, str):
         name = getattr(source, "name", "<captured>")
         where = source_name or name
-        return Loaded(read_module(text, where, shapes_of=shape_inference(where, isolate=isolate)), name, where, text)
-    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a passes.hlo.Module")
+        return decode(text, where), where, name
+    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a captured module")
+
+
+def load(source, source_name: str | None = None, *, isolate: bool = True, worker=None) -> Loaded:
+    """A path, HLO text (str or bytes) or a captured module, read by XLA's
+    parser (in a child process with `isolate`: `worker`, or one started
+    here). A str is a path unless it reads as HLO (a line break, or a `{`:
+    every module has a computation body). `source_name` names the input in
+    errors."""
+    text, where, name = text_of(source, source_name)
+    parsed = parse(text, where, isolate=isolate, worker=worker)
+    return Loaded(parsed, name or parsed.proto.name, where, text)

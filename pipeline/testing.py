@@ -18,9 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
-from passes.hlo import Module, write_module
 from pipeline.chain import ChainResult, run
-from pipeline.sources import load
+from pipeline.sources import text_of
 
 __all__ = ["assert_round_trip", "differences", "xla_outputs"]
 
@@ -29,8 +28,7 @@ RTOL = ATOL = 1e-5  # XLA:CPU's last bits differ between CPUs (with or without A
 
 def assert_round_trip(hlo, *, inputs: Sequence | None = None, expected: Sequence | None = None,
                       rtol: float = RTOL, atol: float = ATOL, **chain_options) -> ChainResult:
-    """Run the chain on `hlo` (a path, HLO text, a captured module or a
-    `passes.hlo.Module`) with `chain_options` (`dialect=`, `bundle=`,
+    """Run the chain on `hlo` (a path, HLO text or a captured module) with `chain_options` (`dialect=`, `bundle=`,
     `flatten=`, ...) and return its result. Raise AssertionError listing
     every HLO control edge lost (with the link that lost it) and every
     spurious dep edge; with `inputs`, also a result of the executed program
@@ -39,7 +37,7 @@ def assert_round_trip(hlo, *, inputs: Sequence | None = None, expected: Sequence
     input raises the chain's own one-line error, not AssertionError."""
     if chain_options.get("check") is False:
         raise TypeError("assert_round_trip needs the chain's check: do not pass check=False")
-    original = _original_text(hlo, chain_options.get("source_name"))  # link #1 rewrites a Module in place
+    original = text_of(hlo, chain_options.get("source_name"))[0]
     result = run(hlo, **chain_options)
     problems = [f"  {edge}" for edge in result.report.lost] + [f"  {edge}" for edge in result.report.spurious]
     if inputs is not None:
@@ -61,21 +59,15 @@ def xla_outputs(hlo_text: str, inputs: Sequence) -> list[np.ndarray]:
     from jax.extend import backend
 
     from passes.hlo.xla import parse_with_xla
+    from pipeline.xla import readable_text
 
-    proto = parse_with_xla(hlo_text).as_serialized_hlo_module_proto()
+    proto = parse_with_xla(readable_text(hlo_text)).as_serialized_hlo_module_proto()
     cpu = backend.get_backend("cpu")
     device = cpu.local_devices()[0]
     executable = cpu.compile_and_load(xla_ext.mlir.hlo_to_stablehlo(proto), xla_ext.DeviceList((device,)),
                                       xla_ext.CompileOptions())
     arguments = [jax.device_put(np.asarray(x), device) for x in inputs]
     return [np.asarray(x) for x in executable.execute(arguments)]
-
-
-def _original_text(hlo, source_name: str | None) -> str:
-    if isinstance(hlo, Module):
-        return write_module(hlo)
-    text = load(hlo, source_name).text
-    return text.decode("utf-8") if isinstance(text, bytes) else text
 
 
 def differences(got: Sequence, want: Sequence, whose: str, rtol: float = RTOL, atol: float = ATOL) -> list[str]:

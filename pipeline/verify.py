@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -41,11 +40,6 @@ from passes.control_dep import Fate
 from passes.errors import ChainError
 from pipeline.report import EdgeReport, Report, SpuriousEdge
 
-_CONTROL_PREDECESSORS = re.compile(r"control-predecessors=\{([^}]*)\}")
-_OPCODE = re.compile(r"\s*([a-z][a-z0-9\-]*)\(")
-_INDEX = re.compile(r", index=(\d+)")
-_COMPUTATION_HEAD = re.compile(r"(?:ENTRY )?%(\S+) .*\{$")   # in XLA's printing of a module
-_ROOT = re.compile(r"\s+ROOT %(\S+) = ")
 _FORWARDING = frozenset({"tuple", "get-tuple-element"})
 _PAIRED_DONES = frozenset({"send-done", "recv-done"})  # the importer folds them into their send/recv
 _READ_THROUGH = _FORWARDING | _PAIRED_DONES  # a reader of these reads what they stand for
@@ -76,90 +70,44 @@ class HloInstruction:
 
 
 def read_hlo(text: str, source: str | None = None) -> dict[str, list[HloInstruction]]:
-    """Computation → its instructions, from XLA's parser: opcodes, operands,
-    users, control predecessors and roots are XLA's. Names are the input's:
-    XLA renames a name reused across computations (`a` → `a.1`), so they are
-    taken, position by position, from the text as written (our reader), after
-    checking that both list the same opcodes in the same order."""
-    from passes.hlo import read_module, write_module
-    from passes.hlo.xla import XlaRejected, parse_with_xla
+    """Computation → its instructions, from XLA's parser alone (its
+    HloModuleProto): opcodes, operands, users, control predecessors, roots
+    and tuple indices are XLA's, in XLA's order (the text's, with what XLA
+    made itself where it made it). Names are the input's: XLA renames a name
+    reused across computations (`a` → `a.1`), `Parsed.name` gives it back.
+    A computation XLA's parser made (the one a sugared async start wraps)
+    holds no control edge of the input: its instructions are kept, with none."""
+    from passes.hlo.parsed import Parsed
+    from passes.hlo.xla import XlaRejected
+    from pipeline.versions import xla_reads_tuple_element_operands
     from pipeline.xla import TUPLE_ELEMENT_OPERAND
 
-    ours = read_module(text, source)
-    if TUPLE_ELEMENT_OPERAND.search(text):
-        # `%t#i`: jaxlib 0.10.2's parser does not read it, and 0.12's orders the
-        # get-tuple-elements it makes otherwise than the text: explicit ones align.
-        text = write_module(ours)
+    if TUPLE_ELEMENT_OPERAND.search(text) and not xla_reads_tuple_element_operands():
+        # `%t#i`, which jaxlib 0.10.2's parser does not read: each made an explicit get-tuple-element.
+        from passes.hlo.tuple_operands import explicit_tuple_elements
+
+        text = explicit_tuple_elements(text)
     try:
-        xla = parse_with_xla(text, source)
+        parsed = Parsed.from_text(text, source)
     except XlaRejected as err:
         raise VerifyError(str(err)) from None
-    roots = _roots(xla.to_string())
-    ours_by_name = {c.name: c for c in ours.computations}
     found: dict[str, list[HloInstruction]] = {}
-    for computation in xla.computations():
-        mine = ours_by_name.get(computation.name)
-        if mine is None:  # made by XLA's parser (the computation a sugared async start wraps): no edge of the input
-            continue
-        theirs = computation.instructions()
-        if len(mine.instructions) != len(theirs):
-            raise VerifyError(f"{source or 'module'}: computation %{computation.name} reads differently "
-                              "in XLA's parser and in ours; cannot name its instructions")
-        by_xla_name: dict[str, HloInstruction] = {}
-        instrs = []
-        for ours_instr, xla_instr in zip(mine.instructions, theirs):
-            printed = xla_instr.to_string()
-            # XLA prints an async-start around a collective as `<collective>-start`: its enum says async-start.
-            if ours_instr.opcode != _enum_opcode(xla_instr.opcode) and ours_instr.opcode != _opcode_of(printed):
-                raise VerifyError(f"{source or 'module'}: %{ours_instr.name} in %{computation.name} is "
-                                  f"{ours_instr.opcode} to our reader and {_opcode_of(printed)} to XLA's parser")
-            instr = HloInstruction(computation.name, ours_instr.name, ours_instr.opcode)
-            by_xla_name[xla_instr.name] = instr
-            instrs.append((instr, xla_instr, printed))
-        root = roots.get(computation.name)
-        for instr, xla_instr, printed in instrs:
-            instr.operands = [by_xla_name[o.name] for o in xla_instr.operands()]
-            instr.users = [by_xla_name[u.name] for u in xla_instr.users()]
-            index = _INDEX.search(printed) if instr.opcode == "get-tuple-element" else None
-            instr.index = int(index.group(1)) if index else None
-            m = _CONTROL_PREDECESSORS.search(printed)
-            if m:
-                instr.predecessors = [by_xla_name[n.strip().lstrip("%")] for n in m.group(1).split(",") if n.strip()]
-            instr.is_root = xla_instr.name == root if root else not xla_instr.users()
-        if root is None and instrs:  # an async-wrapped computation, left out of XLA's printing: its last
-            no_users = [i for i, _, _ in instrs if not i.users]
-            for i, _, _ in instrs:
-                i.is_root = i is no_users[-1]
-        found[computation.name] = [i for i, _, _ in instrs]
+    for computation in parsed.proto.computations:
+        # Local ids count in the order XLA made the instructions (its `instructions()`); the proto lists them in post order.
+        protos = sorted(computation.instructions, key=lambda i: i.id & 0xFFFFFFFF)
+        by_id = {p.id: HloInstruction(computation.name, parsed.name(computation.name, p.name), p.opcode)
+                 for p in protos}
+        for p in protos:
+            instr = by_id[p.id]
+            instr.operands = [by_id[o] for o in p.operand_ids]
+            for operand in dict.fromkeys(instr.operands):  # XLA's users: each once, in the order they came
+                operand.users.append(instr)
+            instr.predecessors = [by_id[c] for c in p.control_predecessor_ids]
+            instr.is_root = p.id == computation.root_id
+            if p.opcode == "get-tuple-element":
+                instr.index = p.tuple_index
+        found[computation.name] = list(by_id.values())
     return found
-
-
-def _opcode_of(printed: str) -> str:
-    from passes.hlo.reader import read_shape
-
-    rhs = printed[printed.index(" = ") + 3:]
-    m = _OPCODE.match(rhs, len(read_shape(rhs).text))
-    return m.group(1) if m else "?"
-
-
-@functools.lru_cache(maxsize=None)  # a few dozen opcodes; str() of an enum member is slow
-def _enum_opcode(opcode) -> str:
-    """`HloOpcode.kAsyncStart` → `async-start` (XLA's opcode names, but for a
-    few spelled otherwise in text, such as kExp; those print as they are)."""
-    return re.sub(r"(?<!^)([A-Z])", r"-\1", str(opcode).rsplit(".k", 1)[-1]).lower()
-
-
-def _roots(printed_module: str) -> dict[str, str]:
-    roots, current = {}, None
-    for line in printed_module.splitlines():
-        head = _COMPUTATION_HEAD.match(line)
-        if head:
-            current = head.group(1)
-            continue
-        m = _ROOT.match(line)
-        if m and current is not None:
-            roots[current] = m.group(1)
-    return roots
 
 
 # -- the program, as it runs ---------------------------------------------------
@@ -560,10 +508,9 @@ def _hlo_text(hlo, source: str | None) -> tuple[str, str]:
     if isinstance(hlo, bytes):
         try:
             return hlo.decode("utf-8"), source or "<hlo text>"
-        except UnicodeDecodeError:
-            from passes.hlo import read_module
-            read_module(hlo, source)  # HloSyntaxError: where, and what to do
-            raise
+        except UnicodeDecodeError as err:
+            raise VerifyError(f"{source or '<hlo text>'}: input is not UTF-8 text (byte 0x{hlo[err.start]:02x}); "
+                              "HLO modules are text: pass the .txt that XLA dumped, not a binary proto") from None
     if isinstance(hlo, os.PathLike) or (isinstance(hlo, str) and "\n" not in hlo and "{" not in hlo):
         path = os.fspath(hlo)
         try:

@@ -1,68 +1,134 @@
-"""XLA's own HLO parser, the oracle for every HLO text the chain writes."""
+"""XLA's own HLO parser, printer and importer, in this process or in a
+child (`pipeline._import_worker`, where XLA may abort): the one reader of
+HLO in the chain, and the oracle for every module it writes."""
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
+import tempfile
 
-from passes.hlo.shapes import xla_shapes
-from passes.hlo.xla import XlaRejected, canonical_text, parse_with_xla, refusal
+from passes.hlo.parsed import Parsed
+from passes.hlo.xla import XlaRejected, canonical_text, parse_with_xla, print_options, refusal
 from pipeline.versions import xla_reads_tuple_element_operands
 
-__all__ = ["XlaRejected", "abort_reason", "aborted", "canonical_text", "check", "check_original",
-           "first_said", "parse_with_xla", "refusal", "shape_inference"]
+__all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "check",
+           "first_said", "parse", "parse_with_xla", "print_module", "refusal"]
 
 
 # The `%t#i` operand; jaxlib 0.10.2's parser does not know it (pipeline.versions).
 TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
 
 
-def check(text: str, source: str | None = None, *, isolate: bool = False,
-          original: str | bytes | None = None, original_source: str | None = None) -> None:
-    """XLA's parser's verdict on `text`: XlaRejected if it refuses it. XLA's
-    parser aborts the process it runs in on some modules it could have refused
-    (a `parameter(5)` past the signature, a `reshape` of the wrong size, ...):
-    with `isolate` it runs in a child process, and an abort is an XlaRejected too.
-    `original`, the user's text `text` was made from, is judged first (in the
-    same child), its refusal naming `original_source`."""
-    if isinstance(original, bytes):
-        original = original.decode("utf-8", "replace")
-    if original is not None and not judged_by_xla(original):
-        original = None
+class WorkerDied(Exception):
+    """The child ended without answering (XLA aborted it): its exit status and what it printed."""
+
+    def __init__(self, returncode: int, stderr: str):
+        super().__init__(f"signal {-returncode}" if returncode < 0 else f"exit status {returncode}")
+        self.returncode, self.stderr = returncode, stderr
+
+
+class XlaWorker:
+    """A child process that runs XLA for the chain (`pipeline._import_worker`):
+    start it early, `ask` it in order, `close()` it. Its stderr (XLA's logs
+    and, on an abort, its reason) goes to a file, so it can never fill a pipe."""
+
+    def __init__(self):
+        self._stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen([sys.executable, "-m", "pipeline._import_worker"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+
+    def ask(self, command: str, payload: bytes) -> tuple[str, bytes]:
+        """(status, answer) for one request; WorkerDied if the child ended instead."""
+        try:
+            self.process.stdin.write(f"{command} {len(payload)}\n".encode() + payload)
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # it died: the answer below says how
+        header = self.process.stdout.readline()
+        if not header:
+            self.process.wait()
+            self._stderr.seek(0)
+            raise WorkerDied(self.process.returncode, self._stderr.read().decode("utf-8", "replace"))
+        status, _, length = header.decode().partition(" ")
+        return status, self.process.stdout.read(int(length))
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.close()
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+        self.process.stdout.close()
+        self._stderr.close()
+
+
+def readable_text(text: str) -> str:
+    """`text` as this jaxlib's parser can read it: newer XLA's `%t#i` operands
+    made explicit get-tuple-elements where it cannot (jaxlib 0.10.2)."""
+    if TUPLE_ELEMENT_OPERAND.search(text) and not xla_reads_tuple_element_operands():
+        from passes.hlo.tuple_operands import explicit_tuple_elements
+
+        return explicit_tuple_elements(text)
+    return text
+
+
+def parse(text: str, source: str | None = None, *, isolate: bool = False,
+          worker: XlaWorker | None = None) -> Parsed:
+    """XLA's parse of `text` with the names as written: XlaRejected, naming
+    `source` and XLA's line and column, if XLA refuses it. With `isolate`
+    XLA parses in a child (`worker`, or one started here): an abort is an
+    XlaRejected too."""
+    text = readable_text(text)
     if not isolate:
-        if original is not None:
-            parse_with_xla(original, original_source)
-        parse_with_xla(text, source)
-        return
-    _in_child(text, "--parse-only", source, original, original_source)
+        return Parsed.from_text(text, source)
+    own = worker is None
+    worker = worker or XlaWorker()
+    try:
+        status, answer = worker.ask("parse", text.encode("utf-8"))
+    except WorkerDied as died:
+        raise aborted("XLA's parser", died.returncode, died.stderr, source) from None
+    finally:
+        if own:
+            worker.close()
+    if status != "ok":
+        raise refusal(answer.decode("utf-8", "replace"), source)
+    return Parsed.from_serialized(answer, text, source)
 
 
-def shape_inference(source: str | None = None, *, isolate: bool = False):
-    """`text -> XLA's shape of every instruction, by name`, for
-    `read_module(shapes_of=...)`: where the text leaves shapes out. XlaRejected
-    names `source`; with `isolate`, XLA runs in a child process."""
+def check(text: str, source: str | None = None, *, isolate: bool = False) -> None:
+    """XLA's parser's verdict on `text`: XlaRejected if it refuses it (or,
+    with `isolate`, aborts on it)."""
+    parse(text, source, isolate=isolate)
+
+
+def print_module(data: bytes, source: str | None = None, *, isolate: bool = False,
+                 worker: XlaWorker | None = None) -> str:
+    """XLA's printing of a serialized module (link #1's output): XLA reads it
+    back first, so this is also XLA's verdict on it (XlaRejected if it refuses)."""
     if not isolate:
-        return lambda text: xla_shapes(text, source)
-    return lambda text: json.loads(_in_child(text, "--shapes", source))
+        import jaxlib._hlo as xla_hlo
 
-
-def _in_child(text: str, mode: str, source: str | None, original: str | None = None,
-              original_source: str | None = None) -> str:
-    from pipeline._import_worker import frame
-
-    data = text.encode("utf-8")
-    if original is not None:
-        data = frame(original.encode("utf-8"), data)
-    done = subprocess.run([sys.executable, "-m", "pipeline._import_worker", mode],
-                          input=data, capture_output=True, check=False)
-    if done.returncode == 0:
-        return done.stdout.decode("utf-8")
-    said = done.stderr.decode("utf-8", "replace")
-    if done.returncode < 0:
-        raise aborted("XLA's parser", done.returncode, said, source if original is None else original_source)
-    raise refusal(said, original_source if done.returncode == 5 else source)
+        try:
+            return xla_hlo.HloModule.from_serialized_hlo_module_proto(data).to_string(print_options())
+        except Exception as err:  # jaxlib raises its own error type
+            raise XlaRejected(f"{source or 'module'}: XLA refuses link #1's output: {first_said(str(err)) or err}") from None
+    own = worker is None
+    worker = worker or XlaWorker()
+    try:
+        status, answer = worker.ask("print", data)
+    except WorkerDied as died:
+        raise aborted("XLA reading link #1's output", died.returncode, died.stderr, source) from None
+    finally:
+        if own:
+            worker.close()
+    if status != "ok":
+        said = answer.decode("utf-8", "replace")
+        raise XlaRejected(f"{source or 'module'}: XLA refuses link #1's output: {first_said(said) or said}")
+    return answer.decode("utf-8")
 
 
 def aborted(what: str, returncode: int, stderr: str, source: str | None) -> XlaRejected:
@@ -109,25 +175,3 @@ def first_said(text: str, skip: tuple[str, ...] = ()) -> str | None:
         if line[0] in "EF" and log.group(1).strip():
             logged.append(log.group(1).strip())
     return logged[0] if logged else None
-
-
-def judged_by_xla(text: str) -> bool:
-    """Whether this XLA's verdict on the user's `text` is the chain's: always,
-    but for the `%t#i` operands of newer XLA's dumps, which jaxlib 0.10.2's
-    parser cannot read and the chain reads as explicit get-tuple-elements."""
-    return not (TUPLE_ELEMENT_OPERAND.search(text) and not xla_reads_tuple_element_operands())
-
-
-def check_original(original: str | bytes, source: str | None, *, isolate: bool = False) -> None:
-    """XLA rejected a text we derived from `original` (link #1's output, link
-    #2's keyed copy), whose line numbers are not the user's: raise XLA's
-    complaint about `original` itself if it has one, so that the message names
-    the user's line. Only on the error path: a module XLA accepts is parsed once."""
-    if isinstance(original, bytes):
-        original = original.decode("utf-8", "replace")
-    if not judged_by_xla(original):
-        return
-    try:
-        check(original, source, isolate=isolate)
-    except XlaRejected as err:
-        raise err from None

@@ -1,32 +1,19 @@
-"""A small mutable HLO IR: just enough structure to rewire operands and
-control edges, with every attribute we do not interpret kept verbatim.
+"""Link #1's view of a module XLA parsed: just enough structure to rewire
+operands and control edges, over XLA's own `HloModuleProto`.
 
-XLA's own HLO IR is not mutable from Python, so this is ours; XLA's parser
-(`jaxlib._hlo.hlo_module_from_text`) is the oracle every written module is
-checked against.
+XLA's HLO IR is not mutable from Python, so this is ours. It holds no copy
+of the module: an instruction is made from its proto when the pass first
+reaches it, and its operands when it first asks for them (a 30k-instruction
+computation with a few hundred edges makes a few thousand objects, not 30k).
+What the pass changes goes back into the proto (`passes.hlo.view.write_back`);
+everything else of the module stays XLA's, byte for byte.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import re
-from dataclasses import dataclass, field
 from typing import Iterator
-
-# A /* comment */, which XLA reads as whitespace (the reader and the IR share it).
-BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-
-# Opcodes whose parenthesised part is a literal, not a list of operands.
-PAYLOAD_OPCODES = frozenset({"constant", "parameter"})
-
-# Attributes whose value names other computations.
-COMPUTATION_ATTRIBUTES = (
-    "calls", "to_apply", "condition", "body", "branch_computations",
-    "true_computation", "false_computation",
-    "select", "scatter",        # select-and-scatter
-    "called_computations",      # custom-call
-)
 
 
 @contextlib.contextmanager
@@ -43,73 +30,120 @@ def no_cyclic_gc():
             gc.enable()
 
 
-@dataclass(frozen=True)
-class Shape:
-    """An HLO shape. `text` is exactly as written (layouts, tiling and
-    memory spaces included); `elements` is set for tuples only."""
-
-    text: str
-    elements: tuple[Shape, ...] | None = None
-
-    @property
-    def is_tuple(self) -> bool:
-        return self.elements is not None
-
-    @property
-    def is_token(self) -> bool:
-        return self.text.startswith("token[")
-
-    @staticmethod
-    def tuple_of(shapes: list[Shape]) -> Shape:
-        return Shape("(" + ", ".join(s.text for s in shapes) + ")", tuple(shapes))
-
-
-@dataclass(eq=False, slots=True)
 class Instruction:
     """One HLO instruction. Identity is object identity: names are only
-    unique within a computation, and passes rewire objects, not names."""
+    unique within a computation, and passes rewire objects, not names.
 
-    name: str
-    shape: Shape
-    opcode: str
-    operands: list[Instruction] = field(default_factory=list)
-    attributes: list[tuple[str, str]] = field(default_factory=list)
-    control_predecessors: list[Instruction] = field(default_factory=list)
-    # The literal inside `constant(...)` / `parameter(...)`, verbatim.
-    payload: str | None = None
-    # Where the instruction was read from, for error messages; None if made.
-    line: int | None = None
+    `name` is the name as the input wrote it; `shape` is XLA's `ShapeProto`;
+    `id` is XLA's instruction id (None for one the pass made); `called` the
+    names of the computations it calls, in XLA's order; `target` a
+    custom-call's target. `operands` and `control_predecessors` are read
+    from the proto on first use."""
 
-    def attribute(self, key: str) -> str | None:
-        for k, v in self.attributes:
-            if k == key:
-                return v
-        return None
+    __slots__ = ("name", "shape", "opcode", "id", "called", "target", "_operands", "_predecessors", "_computation")
 
-    def called_computation_names(self) -> list[str]:
-        names = []
-        for key in COMPUTATION_ATTRIBUTES:
-            value = self.attribute(key)
-            if value is not None:
-                value = BLOCK_COMMENT.sub(" ", value)  # XLA reads a /* comment */ as whitespace
-                names.extend(n.strip().lstrip("%") for n in value.strip().strip("{}").split(",") if n.strip())
-        return names
+    def __init__(self, name: str, shape, opcode: str, operands: list[Instruction] | None = None, *,
+                 control_predecessors: list[Instruction] | None = None, id: int | None = None,
+                 called: tuple[str, ...] = (), target: str | None = None, computation: Computation | None = None):
+        self.name, self.shape, self.opcode, self.id = name, shape, opcode, id
+        self.called, self.target = called, target
+        self._computation = computation
+        if computation is None:  # made, not read: its lists are what it was given
+            operands = [] if operands is None else operands
+            control_predecessors = [] if control_predecessors is None else control_predecessors
+        self._operands, self._predecessors = operands, control_predecessors
+
+    @property
+    def operands(self) -> list[Instruction]:
+        if self._operands is None:
+            self._operands = self._computation.resolve(self._computation.proto_of(self).operand_ids)
+        return self._operands
+
+    @operands.setter
+    def operands(self, value: list[Instruction]) -> None:
+        self._operands = value
+
+    @property
+    def control_predecessors(self) -> list[Instruction]:
+        if self._predecessors is None:
+            self._predecessors = self._computation.resolve(self._computation.proto_of(self).control_predecessor_ids)
+        return self._predecessors
+
+    @control_predecessors.setter
+    def control_predecessors(self, value: list[Instruction]) -> None:
+        self._predecessors = value
+
+    @property
+    def read(self) -> bool:
+        """Whether it is still exactly as XLA read it (operands never asked for)."""
+        return self._operands is None
 
     def __repr__(self) -> str:
         return f"<Instruction %{self.name} = {self.opcode}>"
 
 
-@dataclass(eq=False)
 class Computation:
-    name: str
-    instructions: list[Instruction]
-    root: Instruction
-    is_entry: bool = False
-    # `(p: f32[]) -> f32[]` as written, or None for the short `%name {` form.
-    signature: str | None = None
-    # Trailing `, execution_thread="..."` and the like, verbatim.
-    trailing_attributes: list[tuple[str, str]] = field(default_factory=list)
-    line: int | None = None
+    """One computation of the proto, its instructions made on demand.
+
+    `instructions` (every instruction, in the order the text defined them)
+    and `users()` make the whole computation: the pass asks for them only
+    where an edge needs a search (a successor with no operand to carry it,
+    a start's matching done)."""
+
+    def __init__(self, proto, name_of, computation_names: dict[int, str], is_entry: bool = False):
+        self.proto = proto
+        self.name: str = proto.name
+        self.is_entry = is_entry
+        self._name_of = name_of                # xla name → the name as written
+        self._computation_names = computation_names
+        self._protos: dict[int, object] | None = None   # id → HloInstructionProto
+        self._made: dict[int, Instruction] = {}         # id → Instruction, as reached
+        self.added: list[Instruction] = []              # made by a pass, in order
+        # Set by link #1 for the write-back: made instructions by the one each
+        # goes before, and whether a stand-in moved (definitions then reordered).
+        self.inserted: dict[Instruction, list[Instruction]] = {}
+        self.reordered = False
+        self.cleared: list[Instruction] = []     # control predecessors taken off
+        self.rewired: set[Instruction] = set()   # operands changed
+
+    # -- reading ------------------------------------------------------------
+
+    def _index(self) -> dict[int, object]:
+        if self._protos is None:
+            self._protos = {i.id: i for i in self.proto.instructions}
+        return self._protos
+
+    def proto_of(self, instr: Instruction):
+        return self._index()[instr.id]
+
+    def get(self, instruction_id: int) -> Instruction:
+        found = self._made.get(instruction_id)
+        if found is None:
+            p = self._index()[instruction_id]
+            found = self._made[instruction_id] = Instruction(
+                self._name_of(self.name, p.name), p.shape, p.opcode, id=instruction_id,
+                called=tuple(self._computation_names[c] for c in p.called_computation_ids),
+                target=p.custom_call_target or None, computation=self)
+        return found
+
+    def resolve(self, ids) -> list[Instruction]:
+        return [self.get(i) for i in ids]
+
+    def successors(self) -> list[Instruction]:
+        """Instructions with control predecessors, in the order the text defined them."""
+        found = [i for i in self.proto.instructions if i.control_predecessor_ids]
+        found.sort(key=lambda i: i.id & 0xFFFFFFFF)
+        return [self.get(i.id) for i in found]
+
+    @property
+    def root(self) -> Instruction:
+        return self.get(self.proto.root_id)
+
+    @property
+    def instructions(self) -> list[Instruction]:
+        """Every instruction as read, in the text's order, then those a pass made."""
+        ordered = sorted(self._index(), key=lambda i: i & 0xFFFFFFFF)
+        return [self.get(i) for i in ordered] + self.added
 
     def instruction(self, name: str) -> Instruction:
         for instr in self.instructions:
@@ -119,71 +153,44 @@ class Computation:
 
     def users(self) -> dict[Instruction, list[Instruction]]:
         """Data users of every instruction, in program order, each user once."""
-        users: dict[Instruction, list[Instruction]] = {i: [] for i in self.instructions}
-        for instr in self.instructions:
+        instructions = self.instructions
+        users: dict[Instruction, list[Instruction]] = {i: [] for i in instructions}
+        for instr in instructions:
             for operand in dict.fromkeys(instr.operands):
-                users[operand].append(instr)
+                users.setdefault(operand, []).append(instr)
         return users
 
-    def insert_before(self, anchor: Instruction, new: Instruction) -> None:
-        self.instructions.insert(self.instructions.index(anchor), new)
-
     def __repr__(self) -> str:
-        return f"<Computation %{self.name}: {len(self.instructions)} instructions>"
+        return f"<Computation %{self.name}: {len(self.proto.instructions)} instructions>"
 
 
-@dataclass(eq=False)
 class Module:
-    name: str
-    # Header attributes after the name (`entry_computation_layout`,
-    # `is_scheduled`, `frontend_attributes`, ...), verbatim, in order.
-    attributes: list[tuple[str, str]] = field(default_factory=list)
-    # The FileNames / FunctionNames / FileLocations / StackFrames sections
-    # that newer XLA prints between the header and the computations.
-    stack_frame_text: str = ""
-    computations: list[Computation] = field(default_factory=list)
+    """The computations of a parsed module that hold a control edge (the
+    only ones link #1 looks into), over `parsed` (a `passes.hlo.parsed.Parsed`)."""
 
-    @property
-    def entry(self) -> Computation:
-        for comp in self.computations:
-            if comp.is_entry:
-                return comp
-        return self.computations[-1]  # XLA's rule when no ENTRY is marked
+    def __init__(self, parsed, computations: list[Computation], computation_protos: dict[str, object]):
+        self.parsed = parsed
+        self.name: str = parsed.proto.name
+        self.computations = computations
+        self._computation_protos = computation_protos
 
     def computation(self, name: str) -> Computation:
         for comp in self.computations:
             if comp.name == name:
                 return comp
-        raise KeyError(f"no computation %{name}")
+        raise KeyError(f"no computation %{name} with control edges")
 
-    def attribute(self, key: str) -> str | None:
-        for k, v in self.attributes:
-            if k == key:
-                return v
-        return None
-
-    def set_attribute(self, key: str, value: str) -> None:
-        for i, (k, _) in enumerate(self.attributes):
-            if k == key:
-                self.attributes[i] = (key, value)
-                return
-        self.attributes.append((key, value))
+    def root_opcode(self, computation: str) -> str | None:
+        """The opcode of a computation's ROOT, for any computation of the module."""
+        comp = self._computation_protos.get(computation)
+        if comp is None:
+            return None
+        return next((i.opcode for i in comp.instructions if i.id == comp.root_id), None)
 
     def instructions(self) -> Iterator[tuple[Computation, Instruction]]:
         for comp in self.computations:
             for instr in comp.instructions:
                 yield comp, instr
 
-    def control_edges(self) -> list[tuple[str, str, str]]:
-        """Every control edge as (computation, predecessor, successor) names."""
-        return [
-            (comp.name, pred.name, instr.name)
-            for comp, instr in self.instructions()
-            for pred in instr.control_predecessors
-        ]
-
-    def instruction_names(self) -> set[str]:
-        return {instr.name for _, instr in self.instructions()}
-
     def __repr__(self) -> str:
-        return f"<Module {self.name}: {len(self.computations)} computations>"
+        return f"<Module {self.name}: {len(self.computations)} computation(s) with control edges>"

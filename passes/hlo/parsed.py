@@ -48,6 +48,13 @@ class Parsed:
         """The line of the instruction's definition in the input, if known."""
         return self.names.line(computation, xla_name) if self.text is not None else None
 
+    def line_as_written(self, computation: str, name: str) -> int | None:
+        """The line of the instruction the input names `name` in `computation`."""
+        for (c, xla_name), written in self.names.names.items():
+            if c == computation and written == name:
+                return self.line(c, xla_name)
+        return self.line(computation, name)
+
     def control_edges(self) -> list[tuple[str, str, str]]:
         """Every control edge as (computation, predecessor, successor), names as written."""
         edges = []

@@ -26,7 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, HAS_CONTROL_DEPS_VALUE, Fate
-from passes.hlo.ir import Computation, Instruction, Module, Shape, no_cyclic_gc
+from passes.hlo.ir import Computation, Instruction, Module, no_cyclic_gc
+from passes.hlo.view import tuple_shape
 
 
 @dataclass(frozen=True)
@@ -75,30 +76,34 @@ _FUTURE_WRAPPED = frozenset({"reduce-scatter", "all-to-all", "collective-broadca
 
 def begins_async_pair(instr: Instruction) -> bool:
     """A `*-start` (or async-update, send, recv): only its `*-done` may read it."""
-    return instr.opcode.endswith("-start") or instr.opcode in ("async-update", "send", "recv")
+    return opens_async_pair(instr.opcode)
 
 
-def has_no_value_after_import(instr: Instruction, computations: dict[str, Computation] | None = None) -> bool:
+def opens_async_pair(opcode: str) -> bool:
+    """`begins_async_pair`, by opcode."""
+    return opcode.endswith("-start") or opcode in ("async-update", "send", "recv")
+
+
+def has_no_value_after_import(instr: Instruction, module: Module | None = None) -> bool:
     """Measured with jaxlib 0.10.2: async-start, async-update, copy-start and
     the other generic `*-start` ops import as `!mhlo.async_bundle`, which the
     custom-call verifier rejects; send/recv hold a u32[] context with no MLIR
     value (a tuple view of it makes the importer abort the process). The
     exceptions import as a future (see `imports_as_future`)."""
-    return begins_async_pair(instr) and not imports_as_future(instr, computations)
+    return begins_async_pair(instr) and not imports_as_future(instr, module)
 
 
-def imports_as_future(instr: Instruction, computations: dict[str, Computation] | None = None) -> bool:
+def imports_as_future(instr: Instruction, module: Module | None = None) -> bool:
     """Whether `instr` imports as `!stablehlo.future`: an operand a custom-call
-    takes, but no tuple holds. `computations` (by name) finds what an
-    `async-start` calls; without it such a start counts as no future."""
+    takes, but no tuple holds. `module` finds what an `async-start` calls;
+    without it such a start counts as no future."""
     if instr.opcode in _FUTURE_STARTS:
         return True
     if instr.opcode.endswith("-start") and instr.opcode[:-len("-start")] in _FUTURE_WRAPPED:
         return True
-    if instr.opcode != "async-start" or computations is None:
+    if instr.opcode != "async-start" or module is None or not instr.called:
         return False
-    callee = computations.get((instr.attribute("calls") or "").strip().lstrip("%"))
-    return callee is not None and callee.root.opcode in _FUTURE_WRAPPED
+    return module.root_opcode(instr.called[0]) in _FUTURE_WRAPPED
 
 
 def is_structural(instr: Instruction) -> bool:
@@ -141,16 +146,24 @@ class _Run:
     def __init__(self, options: PreserveControlDeps, module: Module):
         self.bundle = options.bundle
         self.module = module
-        self.taken = module.instruction_names()
-        self.by_name = {c.name: c for c in module.computations}
+        self._taken: set[str] | None = None
 
     def run(self) -> PreserveResult:
         result = PreserveResult()
         for comp in self.module.computations:
             _ComputationRewrite(self, comp, result).run()
         if any(e.fate is not Fate.DROPPED for e in result.edges):  # a call was made: as the binary, only then
-            _set_frontend_attribute(self.module, HAS_CONTROL_DEPS, f'"{HAS_CONTROL_DEPS_VALUE}"')
+            self.module.parsed.proto.frontend_attributes.map[HAS_CONTROL_DEPS] = HAS_CONTROL_DEPS_VALUE
         return result
+
+    @property
+    def taken(self) -> set[str]:
+        """Every name in the module, XLA's and as written: a made name is clear of both."""
+        if self._taken is None:
+            parsed = self.module.parsed
+            self._taken = {i.name for c in parsed.proto.computations for i in c.instructions}
+            self._taken.update(parsed.names.names.values())
+        return self._taken
 
     def fresh_name(self, base: str) -> str:
         name, n = base, 0
@@ -164,7 +177,7 @@ class _Run:
 class _ComputationRewrite:
     def __init__(self, pass_: _Run, comp: Computation, result: PreserveResult):
         self.pass_, self.comp, self.result = pass_, comp, result
-        self.users = comp.users()
+        self.users = _Users(comp)
         self.reordered = False
         # New instructions by the instruction they go before; spliced in once
         # at the end, so that many edges cost one pass over the computation.
@@ -177,19 +190,15 @@ class _ComputationRewrite:
         self.grown: set[Instruction] = set()                   # bundles to re-shape at the end
 
     def run(self) -> None:
-        successors = [i for i in self.comp.instructions if i.control_predecessors]
-        for succ in successors:
+        for succ in self.comp.successors():
             preds, succ.control_predecessors = succ.control_predecessors, []
+            self.comp.cleared.append(succ)
             self.result.changed = True
             self.reify(succ, preds)
-        if self.inserted:
-            self.comp.instructions[:] = [
-                new for instr in self.comp.instructions
-                for new in self.inserted.get(instr, []) + [instr]]
         for bundle in self.grown:
-            bundle.shape = Shape.tuple_of([p.shape for p in bundle.operands])
-        if self.reordered:
-            _restore_definition_order(self.comp)
+            bundle.shape = tuple_shape([p.shape for p in bundle.operands])
+        # Where the new instructions go, for the write-back (passes.hlo.view).
+        self.comp.inserted, self.comp.reordered = self.inserted, self.reordered
 
     def reify(self, succ: Instruction, preds: list[Instruction]) -> None:
         targets, why_not = self.carriers(succ)
@@ -235,7 +244,7 @@ class _ComputationRewrite:
         def visit(value: Instruction) -> None:
             if value is self.comp.root:
                 reaches_root[0] = True
-            for user in self.users.get(value, []):
+            for user in self.users.of(value):
                 if user in self.feeds and user.operands[-1] is not value:
                     continue  # a predecessor of a call made here: it orders, it does not read
                 if is_structural(user):
@@ -282,7 +291,7 @@ class _ComputationRewrite:
                            f"{', '.join('%' + v.name for v in values)} stand(s) in")
         result = []
         for v in values:
-            if not has_no_value_after_import(v, self.pass_.by_name):
+            if not has_no_value_after_import(v, self.pass_.module):
                 result.append(v)
                 continue
             done = _matching_done(v, self.users)
@@ -309,25 +318,24 @@ class _ComputationRewrite:
         bundled = [p for p in preds if not self.future(p)]
         if self.pass_.bundle and bundled:
             bundle = Instruction(self.pass_.fresh_name(f"{target.name}.control-dep-bundle"),
-                                 Shape.tuple_of([p.shape for p in bundled]), "tuple", bundled)
+                                 tuple_shape([p.shape for p in bundled]), "tuple", bundled)
             self.insert(target, bundle)
             operands = [bundle] + [p for p in preds if self.future(p)]
-        cc = Instruction(
-            self.pass_.fresh_name(f"{target.name}.control-dep"), data.shape, "custom-call",
-            operands + [data],
-            [("custom_call_target", f'"{CONTROL_DEP_TARGET}"'), ("custom_call_has_side_effect", "true")])
+        cc = Instruction(self.pass_.fresh_name(f"{target.name}.control-dep"), data.shape, "custom-call",
+                         operands + [data], target=CONTROL_DEP_TARGET)
         self.insert(target, cc)
         self.feeds[cc] = self.feeds.get(target, target)
         if operands is not preds:
             self.bundles[cc] = operands[0]
+        self.comp.rewired.add(target)
         if direct:
             target.operands[0] = cc  # S's operand 0 only: the data operand D
         else:
             target.operands = [cc if op is data else op for op in target.operands]
         # Keep the users map true: a later reroute must see this custom-call.
-        self.users[cc] = [target]
+        self.users.set(cc, [target])
         if data not in target.operands:
-            self.users[data] = [u for u in self.users[data] if u is not target]
+            self.users.remove(data, target)
 
     def merge(self, cc: Instruction, preds: list[Instruction]) -> None:
         """More predecessors for a call made here, when another successor's
@@ -345,30 +353,31 @@ class _ComputationRewrite:
             bundle.operands += packed
             self.grown.add(bundle)
             for p in packed:
-                self.users.setdefault(p, []).append(bundle)
+                self.users.add(p, bundle)
             new = [p for p in new if self.future(p)]
         cc.operands[-1:-1] = new
         for p in new:
-            self.users.setdefault(p, []).append(cc)
+            self.users.add(p, cc)
 
     def future(self, p: Instruction) -> bool:
-        return imports_as_future(p, self.pass_.by_name)
+        return imports_as_future(p, self.pass_.module)
 
     def insert(self, before: Instruction, new: Instruction) -> None:
         self.inserted.setdefault(before, []).append(new)
-        self.users[new] = []
+        self.comp.added.append(new)
+        self.users.set(new, [])
         for op in dict.fromkeys(new.operands):
-            self.users.setdefault(op, []).append(new)
+            self.users.add(op, new)
 
     def drop(self, p: Instruction, succ: Instruction, reason: str) -> None:
         self.result.edges.append(EdgeFate(self.comp.name, p.name, succ.name, Fate.DROPPED, (), reason))
 
 
-def _matching_done(start: Instruction, users: dict[Instruction, list[Instruction]]) -> Instruction | None:
+def _matching_done(start: Instruction, users: _Users) -> Instruction | None:
     """Follow start → update* → done through data users."""
     current = start
-    for _ in range(len(users)):
-        nxt = [u for u in users.get(current, []) if pins_its_operands(u)]
+    for _ in range(users.bound()):
+        nxt = [u for u in users.of(current) if pins_its_operands(u)]
         if not nxt:
             return None
         current = nxt[0]
@@ -391,66 +400,32 @@ def _depends_on(instr: Instruction, ancestor: Instruction) -> bool:
     return False
 
 
-def _restore_definition_order(comp: Computation) -> None:
-    """Stable topological order: XLA requires definitions before uses, and a
-    stand-in `*-done` may be defined after the custom-call that reads it.
-    Program order breaks ties, so a scheduled module moves as little as it can."""
-    position = {id(i): n for n, i in enumerate(comp.instructions)}
-    placed: set[int] = set()
-    order: list[Instruction] = []
+class _Users:
+    """Data users of each instruction, in program order, made the first time
+    a search asks (from the computation as it stands then: edits before that
+    are in it); kept true by the pass's edits after."""
 
-    def place(instr: Instruction) -> None:
-        stack = [(instr, iter(sorted(instr.operands + instr.control_predecessors,
-                                     key=lambda d: position[id(d)])))]
-        while stack:
-            node, deps = stack[-1]
-            dep = next((d for d in deps if id(d) not in placed), None)
-            if dep is not None:
-                stack.append((dep, iter(sorted(dep.operands + dep.control_predecessors,
-                                               key=lambda d: position[id(d)]))))
-                continue
-            stack.pop()
-            if id(node) not in placed:
-                placed.add(id(node))
-                order.append(node)
+    def __init__(self, comp: Computation):
+        self.comp = comp
+        self.map: dict[Instruction, list[Instruction]] | None = None
 
-    for instr in comp.instructions:
-        place(instr)
-    comp.instructions[:] = order
+    def of(self, instr: Instruction) -> list[Instruction]:
+        if self.map is None:
+            self.map = self.comp.users()
+        return self.map.get(instr, [])
 
+    def set(self, instr: Instruction, users: list[Instruction]) -> None:
+        if self.map is not None:
+            self.map[instr] = users
 
-def _set_frontend_attribute(module: Module, key: str, value: str) -> None:
-    """Merge key=value into the module's `frontend_attributes={...}`."""
-    current = module.attribute("frontend_attributes")
-    entries: list[tuple[str, str]] = []
-    if current:
-        body = current.strip()[1:-1]
-        for item in _split_top_level(body):
-            k, _, v = item.partition("=")
-            entries.append((k.strip(), v.strip()))
-    entries = [(k, v) for k, v in entries if k != key] + [(key, value)]
-    module.set_attribute("frontend_attributes", "{" + ",".join(f"{k}={v}" for k, v in entries) + "}")
+    def remove(self, operand: Instruction, user: Instruction) -> None:
+        """`user` reads `operand` no more."""
+        if self.map is not None:
+            self.map[operand] = [u for u in self.map.get(operand, []) if u is not user]
 
+    def add(self, operand: Instruction, user: Instruction) -> None:
+        if self.map is not None:
+            self.map.setdefault(operand, []).append(user)
 
-def _split_top_level(text: str) -> list[str]:
-    items, depth, start, in_string, i = [], 0, 0, False, 0
-    while i < len(text):
-        c = text[i]
-        if in_string:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "{[(":
-            depth += 1
-        elif c in "}])":
-            depth -= 1
-        elif c == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-        i += 1
-    if text[start:].strip():
-        items.append(text[start:])
-    return [s for s in (item.strip() for item in items) if s]
+    def bound(self) -> int:
+        return len(self.comp.proto.instructions) + len(self.comp.added)
