@@ -26,6 +26,7 @@ from jaxlib.mlir import ir
 from passes.control_dep import ControlDepError, Fate, is_control_dep, ordered_ops
 from passes.dialects import TUPLE_OPS, dialect
 from passes.hlo import Module, Parsed
+from passes.hlo import proto as hlo_proto
 from passes.hlo.ir import no_cyclic_gc
 from passes.hlo.preserve_control_deps import PreserveControlDeps, PreserveResult
 from passes.hlo.view import view_of, write_back
@@ -33,11 +34,11 @@ from passes.locations import hlo_name
 from passes.mlir import SCOPES, FlattenControlDepTupleOperands, FlattenError
 from printer import print_penguin
 from printer.penguin import Module as PenguinModule
-from pipeline.importer import import_hlo
+from pipeline.importer import ImportFailed, import_hlo
 from pipeline.report import Report
 from pipeline.sources import load
 from pipeline.verify import verify
-from pipeline.xla import XlaWorker, print_module
+from pipeline.xla import XlaRejected, XlaWorker, print_module
 
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
@@ -221,7 +222,7 @@ class Work:
     module: Module | None = None       # link #1's view of it
     name: str = ""                     # the module's name in the program
     where: str = ""                    # the input's name in errors
-    original: str = ""                 # the HLO text as read, for the verifier
+    read_proto: bytes = b""            # XLA's parse as read (before link #1), serialized
     link1: PreserveResult | None = None
     hlo_proto: bytes = b""             # link #1's output, serialized
     hlo: str = ""                      # link #1's output as XLA prints it (when the chain stops there)
@@ -244,7 +245,8 @@ class Read:
     def run(self, work: Work) -> bool:
         o = work.options
         loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
-        work.parsed, work.name, work.where, work.original = loaded.parsed, loaded.name, loaded.where, loaded.text
+        work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
+        work.read_proto = loaded.parsed.serialized()  # the module as read, before link #1 edits it
         return True
 
 
@@ -277,9 +279,25 @@ class XlaCheck:
     name = "XLA check"
 
     def run(self, work: Work) -> bool:
-        work.hlo = print_module(work.hlo_proto, f"{work.where} after link #1", isolate=work.options.isolate,
-                                worker=work.importer)
+        isolate, worker = work.options.isolate, work.importer
+        try:
+            work.hlo = print_module(work.hlo_proto, f"{work.where} after link #1", isolate=isolate, worker=worker)
+        except XlaRejected:
+            _refuse_if_xla_cannot_read_its_own_proto(work)
+            raise
         return False
+
+
+def _refuse_if_xla_cannot_read_its_own_proto(work: Work) -> None:
+    """On an error reading link #1's output back: if XLA refuses its own
+    proto of the input, unedited, that is the input's problem, not link
+    #1's, and the one line says so (XLA's text parser checks less than its
+    proto reader: a pipelined recv-done, a shape nested past 100 levels)."""
+    try:
+        print_module(work.read_proto, work.where, isolate=work.options.isolate, worker=work.importer)
+    except XlaRejected as own:
+        raise XlaRejected(f"{work.where}: XLA's parser reads the text, but XLA refuses its own proto of it "
+                          f"(the form link #1 edits and link #2 imports): {getattr(own, 'reason', own)}") from None
 
 
 class Import:
@@ -289,8 +307,12 @@ class Import:
 
     def run(self, work: Work) -> bool:
         o = work.options
-        work.mlir = import_hlo(work.parsed, o.dialect, isolate=o.isolate, source_name=work.where,
-                               worker=work.importer, consume=True)
+        try:
+            work.mlir = import_hlo(work.parsed, o.dialect, isolate=o.isolate, source_name=work.where,
+                                   worker=work.importer, consume=True)
+        except ImportFailed:
+            _refuse_if_xla_cannot_read_its_own_proto(work)
+            raise
         if o.check:  # link #3 rewrites the module in place
             work.imported = Snapshot(work.mlir.operation.clone(), o.debug_info)
         return True
@@ -429,7 +451,9 @@ def _report(work: Work) -> Report:
     o, program = work.options, work.program
     fates = ({(e.computation, e.predecessor, e.successor): e for e in work.link1.edges}
              if work.link1 is not None else None)
-    report = verify(work.original, program, source=work.where, link1=fates)
+    p = work.parsed  # judged against the module as read (the names as written are the same)
+    report = verify(Parsed(hlo_proto.decode(work.read_proto), p.names, p.text, p.source), program,
+                    source=work.where, link1=fates)
     if not any(edge.fate == Fate.LOST for edge in report.edges):
         return _placed_spurious(report)
     program_edges = program.dep_edges()

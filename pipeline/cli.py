@@ -184,7 +184,8 @@ def _verify(argv: list[str]) -> int:
     parser.add_argument("program", metavar="PROGRAM.py", help="the Penguin program (it is run)")
     parser.add_argument("--json", action="store_true", help="the report as JSON")
     args = parser.parse_args(argv)
-    result = verify(read_path(args.module), pathlib.Path(args.program), source=args.module)
+    # XLA parses in a child: it aborts the process on some bad modules
+    result = verify(read_path(args.module), pathlib.Path(args.program), source=args.module, isolate=True)
     if args.json:
         sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
     else:

@@ -75,6 +75,9 @@ class Report:
     edges: list[EdgeReport] = field(default_factory=list)
     dep_edges: int = 0  # dep edges in the executed program
     spurious: list[SpuriousEdge] = field(default_factory=list)
+    # What a reader of the report should know about its names (a computation
+    # whose definitions could not be matched with XLA's: XLA's names there).
+    notes: list[str] = field(default_factory=list)
 
     def count(self, fate: str) -> int:
         return sum(1 for e in self.edges if e.fate == fate)
@@ -98,11 +101,15 @@ class Report:
         return text + (f", {t['spurious']} spurious" if self.spurious else "")
 
     def lines(self) -> list[str]:
-        return [str(e) for e in self.edges] + [str(s) for s in self.spurious]
+        return ([str(e) for e in self.edges] + [str(s) for s in self.spurious]
+                + [f"note: {n}" for n in self.notes])
 
     def as_dict(self) -> dict:
-        return {"totals": self.totals(), "dep_edges": self.dep_edges, "edges": [e.as_dict() for e in self.edges],
-                "spurious": [s.as_dict() for s in self.spurious]}
+        found = {"totals": self.totals(), "dep_edges": self.dep_edges, "edges": [e.as_dict() for e in self.edges],
+                 "spurious": [s.as_dict() for s in self.spurious]}
+        if self.notes:
+            found["notes"] = list(self.notes)
+        return found
 
     def _repr_html_(self) -> str:
         """Jupyter's view: a table of every edge and its fate (lost ones in

@@ -69,28 +69,29 @@ class HloInstruction:
         return f"<%{self.name} = {self.opcode} in %{self.computation}>"
 
 
-def read_hlo(text: str, source: str | None = None) -> dict[str, list[HloInstruction]]:
+def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[str, list[HloInstruction]]:
     """Computation → its instructions, from XLA's parser alone (its
     HloModuleProto): opcodes, operands, users, control predecessors, roots
     and tuple indices are XLA's, in XLA's order (the text's, with what XLA
     made itself where it made it). Names are the input's: XLA renames a name
     reused across computations (`a` → `a.1`), `Parsed.name` gives it back.
     A computation XLA's parser made (the one a sugared async start wraps)
-    holds no control edge of the input: its instructions are kept, with none."""
+    holds no control edge of the input: its instructions are kept, with none.
+
+    `hlo`: HLO text, parsed here (in a child process with `isolate`: XLA
+    aborts on some bad input), or XLA's parse of it already made (a
+    `passes.hlo.Parsed`: the chain hands its own, as read)."""
     from passes.hlo.parsed import Parsed
     from passes.hlo.xla import XlaRejected
-    from pipeline.versions import xla_reads_tuple_element_operands
-    from pipeline.xla import TUPLE_ELEMENT_OPERAND
+    from pipeline.xla import parse
 
-    if TUPLE_ELEMENT_OPERAND.search(text) and not xla_reads_tuple_element_operands():
-        # `%t#i`, which jaxlib 0.10.2's parser does not read: each made an explicit get-tuple-element.
-        from passes.hlo.tuple_operands import explicit_tuple_elements
-
-        text = explicit_tuple_elements(text)
-    try:
-        parsed = Parsed.from_text(text, source)
-    except XlaRejected as err:
-        raise VerifyError(str(err)) from None
+    if isinstance(hlo, Parsed):
+        parsed = hlo
+    else:
+        try:
+            parsed = parse(hlo, source, isolate=isolate)
+        except XlaRejected as err:
+            raise VerifyError(str(err)) from None
     found: dict[str, list[HloInstruction]] = {}
     for computation in parsed.proto.computations:
         # Local ids count in the order XLA made the instructions (its `instructions()`); the proto lists them in post order.
@@ -285,23 +286,37 @@ def _block_computation(block) -> str | None:
 # -- the verdict ------------------------------------------------------------------
 
 
-def verify(hlo, program, *, source: str | None = None, link1: dict | None = None) -> Report:
+def verify(hlo, program, *, source: str | None = None, link1: dict | None = None,
+           isolate: bool = False) -> Report:
     """Check a Penguin program against the HLO it came from.
 
-    `hlo`: HLO text, bytes or a path. `program`: a Penguin `Module`, the
-    source of a program, or the path of a `.py` program (it is run).
-    `link1`: link #1's own account, {(computation, pred, succ): edge}, shown
-    beside each edge and never used to judge it."""
+    `hlo`: HLO text, bytes, a path, or XLA's parse of it (a
+    `passes.hlo.Parsed`). `program`: a Penguin `Module`, the source of a
+    program, or the path of a `.py` program (it is run). `link1`: link #1's
+    own account, {(computation, pred, succ): edge}, shown beside each edge
+    and never used to judge it. `isolate`: XLA parses in a child process."""
     from passes.hlo.ir import no_cyclic_gc
+    from passes.hlo.parsed import Parsed
 
-    text, where = _hlo_text(hlo, source)
+    text, where = (hlo, source or hlo.source or "<hlo>") if isinstance(hlo, Parsed) else _hlo_text(hlo, source)
     module = _program_module(program)
     # The verdict builds large graphs and keeps them to the end: the cyclic
     # collector would walk them (and the caller's heap) again and again for
     # nothing (measured: about a third of the time at 30k instructions).
+    if not isinstance(text, Parsed):
+        from passes.hlo.xla import XlaRejected
+        from pipeline.xla import parse
+
+        try:
+            text = parse(text, where, isolate=isolate)
+        except XlaRejected as err:
+            raise VerifyError(str(err)) from None
     with no_cyclic_gc():
         try:
-            return _verdict(read_hlo(text, where), module, link1)
+            report = _verdict(read_hlo(text, where), module, link1)
+            report.notes += [f"%{c}: the names are XLA's, not as written (its definitions could not be matched "
+                             f"with XLA's instructions: two on one line?)" for c in text.names.unaligned]
+            return report
         finally:  # the memos hold this module's instructions: let them go with it
             _standing_in.cache_clear()
             _reading.cache_clear()

@@ -115,7 +115,7 @@ def print_module(data: bytes, source: str | None = None, *, isolate: bool = Fals
         try:
             return xla_hlo.HloModule.from_serialized_hlo_module_proto(data).to_string(print_options())
         except Exception as err:  # jaxlib raises its own error type
-            raise XlaRejected(f"{source or 'module'}: XLA refuses link #1's output: {first_said(str(err)) or err}") from None
+            raise _refused_proto(source, first_said(str(err)) or str(err)) from None
     own = worker is None
     worker = worker or XlaWorker()
     try:
@@ -127,8 +127,14 @@ def print_module(data: bytes, source: str | None = None, *, isolate: bool = Fals
             worker.close()
     if status != "ok":
         said = answer.decode("utf-8", "replace")
-        raise XlaRejected(f"{source or 'module'}: XLA refuses link #1's output: {first_said(said) or said}")
+        raise _refused_proto(source, first_said(said) or said)
     return answer.decode("utf-8")
+
+
+def _refused_proto(source: str | None, reason: str) -> XlaRejected:
+    err = XlaRejected(f"{source or 'module'}: XLA refuses the module: {reason}")
+    err.reason = reason
+    return err
 
 
 def aborted(what: str, returncode: int, stderr: str, source: str | None) -> XlaRejected:

@@ -7,7 +7,9 @@ tests/pipeline_dumps/ (a character deleted, a token inserted, a line
 duplicated or deleted, a name replaced by another of the module's, a shape
 dropped, a comment put where XLA allows whitespace). Its verdicts:
 - XLA's: `hlo_module_from_text` accepts it, refuses it (at `line:column`),
-  or aborts the process;
+  or aborts the process; or accepts it but refuses its own proto of it
+  (`from_serialized_hlo_module_proto`: a pipelined recv-done that reads its
+  recv through a loop's tuple), the form link #1 edits;
 - the chain's, as `hlo2penguin FILE --emit hlo` gives it (read, link #1,
   write, XLA's check of the output): accepted, refused with a ChainError,
   or an internal error.
@@ -18,9 +20,9 @@ disagreement, counted by class and shown with the edit that made it.
 Mutants run in worker processes (spawned), with XLA in the same process:
 a mutant on which XLA aborts kills its worker, which is replaced, and the
 chain then runs on it in its isolated form (XLA in a child process).
-This is a measurement, not a test: the chain reads HLO with a grammar of
-its own beside XLA's (issue "XLA's parser is the one reader of HLO"), and
-this counts where the two disagree.
+XLA's parser is the chain's one reader of HLO, so every disagreement is a
+bug in how the chain carries XLA's verdict (tests/test_xla_verdict.py runs
+a sample of it in the suite).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import sys
 from pathlib import Path
 
 TESTS = Path(__file__).parent
+sys.path.insert(0, str(TESTS.parent))  # the tree this script is in, not an installed copy (workers inherit it)
 SOURCE = "mutant.hlo"
 _POSITION = re.compile(rf"^{re.escape(SOURCE)}:\d+(?::\d+)?: ")
 _NAME = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\s*=")
@@ -84,10 +87,15 @@ def verdicts(text: str) -> tuple[str, str, str]:
     import jaxlib._hlo as xla_hlo
 
     try:
-        xla_hlo.hlo_module_from_text(text)
-        xla = "accept"
+        module = xla_hlo.hlo_module_from_text(text)
     except Exception:
         xla = "refuse"
+    else:  # link #1 edits XLA's proto of the text: XLA must read its own proto back (it does not, always)
+        try:
+            xla_hlo.HloModule.from_serialized_hlo_module_proto(module.as_serialized_hlo_module_proto())
+            xla = "accept"
+        except Exception:
+            xla = "refuse proto"
     chain, said = chain_verdict(text, isolate=False)
     return xla, chain, said
 
@@ -120,9 +128,9 @@ def _worker(connection) -> None:
 def classify(xla: str, chain: str, said: str) -> str | None:
     if chain == "internal":
         return "internal error"
-    if xla == "abort":  # XLA gives no position when it aborts: the file is all a line can name
+    if xla in ("abort", "refuse proto"):  # XLA gives no position then: the file is all a line can name
         if chain == "accept":
-            return "XLA aborts, the chain accepts"
+            return "XLA aborts, the chain accepts" if xla == "abort" else "XLA refuses its proto, the chain accepts"
         return None if said.startswith(f"{SOURCE}:") and "\n" not in said.strip() else "message: no file and position"
     if xla == chain == "accept":
         return None

@@ -30,7 +30,9 @@ _SCHEMA = [
     ("ShapeProto", [
         ("element_type", 2, _F.TYPE_INT32, _OPTIONAL, None),   # xla.PrimitiveType
         ("dimensions", 3, _F.TYPE_INT64, _REPEATED, None),
-        ("tuple_shapes", 4, _F.TYPE_MESSAGE, _REPEATED, "ShapeProto"),
+        # Serialized ShapeProtos, not parsed here: a tuple shape can nest past
+        # protobuf's decoding depth (100, fixed in upb) where XLA's text has none.
+        ("tuple_shapes", 4, _F.TYPE_BYTES, _REPEATED, None),
     ]),
     ("OpMetadata", [
         ("op_type", 1, _F.TYPE_STRING, _OPTIONAL, None),

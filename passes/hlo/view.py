@@ -31,10 +31,7 @@ def view_of(parsed) -> Module:
 
 def tuple_shape(shapes) -> object:
     """The tuple of `shapes` (ShapeProtos), as XLA writes a tuple's shape."""
-    shape = hlo_proto.ShapeProto(element_type=hlo_proto.TUPLE)
-    for s in shapes:
-        shape.tuple_shapes.add().CopyFrom(s)
-    return shape
+    return hlo_proto.ShapeProto(element_type=hlo_proto.TUPLE, tuple_shapes=[s.SerializeToString() for s in shapes])
 
 
 def write_back(module: Module) -> None:
