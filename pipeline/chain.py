@@ -38,7 +38,7 @@ from pipeline.importer import ImportFailed, import_hlo
 from pipeline.report import Report
 from pipeline.sources import load
 from pipeline.verify import verify
-from pipeline.xla import XlaRejected, XlaWorker, print_module
+from pipeline.xla import XlaRejected, XlaWorker, print_module, with_module_config
 
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
@@ -108,12 +108,13 @@ class ChainResult:
     report: Report | None    # None with check=False
     _module: PenguinModule | None = None
     link1: PreserveResult | None = None  # link #1's own account (None with reify=False)
+    _text: str | None = None             # the HLO text read
 
     @property
     def hlo(self) -> str:
         """The module after link #1, as XLA prints it (XLA's names)."""
         if isinstance(self._hlo, bytes):
-            self._hlo = print_module(self._hlo, self.source) if self._hlo else ""
+            self._hlo = with_module_config(print_module(self._hlo, self.source), self._text) if self._hlo else ""
         return self._hlo
 
     @property
@@ -236,7 +237,8 @@ class Work:
 
     def result(self) -> ChainResult:
         return ChainResult(self.name, self.options.dialect, self.hlo or self.hlo_proto, self.imported, self.flattened,
-                           self.penguin_source, self.report, self.program, self.link1)
+                           self.penguin_source, self.report, self.program, self.link1,
+                           self.parsed.text if self.parsed is not None else None)
 
 
 class Read:
@@ -281,7 +283,8 @@ class XlaCheck:
     def run(self, work: Work) -> bool:
         isolate, worker = work.options.isolate, work.importer
         try:
-            work.hlo = print_module(work.hlo_proto, f"{work.where} after link #1", isolate=isolate, worker=worker)
+            work.hlo = with_module_config(print_module(work.hlo_proto, f"{work.where} after link #1",
+                                                       isolate=isolate, worker=worker), work.parsed.text)
         except XlaRejected:
             _refuse_if_xla_cannot_read_its_own_proto(work)
             raise

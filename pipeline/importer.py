@@ -134,9 +134,30 @@ class _Keyed:
                     self.dones.append(key)
                 elif opcode == "get-tuple-element":
                     gtes.append(key)
+        if parsed.names.made_by_xla:
+            self._name_made_computations()
         self.start_readers = [k for k in gtes if (op := by_id.get(protos[k].operand_ids[0] if protos[k].operand_ids
                                                                    else -1)) is not None
                               and opens_async_pair(op.opcode)]
+
+
+    def _name_made_computations(self) -> None:
+        """The instructions of a computation XLA made around a sugared start
+        (`reduce-scatter-start(…)`) were never written: the wrapped op goes by
+        the start, in the start's computation (the printer then names it
+        `<start>:<op kind>`); its parameter keeps XLA's name."""
+        made = {c.id: c for c in self.module.computations if c.name in self.parsed.names.made_by_xla}
+        callers = {}
+        for key, instr in enumerate(self.protos):
+            for c in instr.called_computation_ids:
+                if c in made:
+                    callers.setdefault(c, self.origins[key])
+        for c, caller in callers.items():
+            for instr in made[c].instructions:
+                if instr.opcode == "parameter":  # an argument keeps XLA's name (`async_param`)
+                    continue
+                key = self.key_of_id[instr.id]
+                self.origins[key] = _Origin(caller.computation, caller.instruction, self.origins[key].metadata)
 
 
 def run_pipeline(module: ir.Module, passes: str) -> None:
@@ -287,8 +308,8 @@ class _CalleeParameters:
         if instr.opcode == "while":  # XLA lists body, condition; the op's regions are cond, body
             called.reverse()
         callee = self.keyed.computations.get(called[region]) if region < len(called) else None
-        if callee is None:
-            return None
+        if callee is None or callee.name in self.keyed.parsed.names.made_by_xla:
+            return None  # XLA made it (a sugared start's): its parameters were never written
         numbered = sorted((i.parameter_number, i.name) for i in callee.instructions if i.opcode == "parameter")
         return callee.name, [self.keyed.parsed.name(callee.name, name) for _, name in numbered]
 
@@ -310,7 +331,9 @@ def _wrapped_keys(keyed: _Keyed) -> dict[int, int]:
         target = start.id
         if start.opcode == "async-start" and start.called_computation_ids:
             callee = keyed.computations.get(start.called_computation_ids[0])
-            if callee is not None:
+            # A computation XLA made around a sugared start (`reduce-scatter-start(…)`) holds
+            # no name the input wrote: the wrapped op goes by the start, `<start>:<op kind>`.
+            if callee is not None and callee.name not in keyed.parsed.names.made_by_xla:
                 target = callee.root_id
         target_key = keyed.key_of_id.get(target)
         if target_key is not None:

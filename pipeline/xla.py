@@ -131,6 +131,32 @@ def print_module(data: bytes, source: str | None = None, *, isolate: bool = Fals
     return answer.decode("utf-8")
 
 
+# What a module's header sets in XLA's HloModuleConfig, which its proto does
+# not carry: XLA prints them in this order, before frontend_attributes.
+_CONFIG_ATTRIBUTES = ("allow_spmd_sharding_propagation_to_parameters", "allow_spmd_sharding_propagation_to_output",
+                      "replica_count", "num_partitions")
+_HEADER = re.compile(r"^\s*HloModule\b[^\n]*", re.M)
+
+
+def with_module_config(printed: str, text: str | None) -> str:
+    """XLA's printing of a module from its proto, with the header attributes
+    the proto cannot carry (`num_partitions=2`, …) as the input's text set them."""
+    header = _HEADER.search(text or "")
+    if header is None:
+        return printed
+    found = []
+    for key in _CONFIG_ATTRIBUTES:
+        m = re.search(rf"\b{key}\s*=\s*(\{{[^}}]*\}}|[0-9]+)", header.group(0))
+        if m and f"{key}=" not in printed.split("\n", 1)[0]:
+            found.append(key + "=" + "".join(m.group(1).split()))
+    if not found:
+        return printed
+    first, _, rest = printed.partition("\n")
+    at = first.find(", frontend_attributes=")
+    at = len(first) if at < 0 else at
+    return first[:at] + "".join(f", {a}" for a in found) + first[at:] + "\n" + rest
+
+
 def _refused_proto(source: str | None, reason: str) -> XlaRejected:
     err = XlaRejected(f"{source or 'module'}: XLA refuses the module: {reason}")
     err.reason = reason

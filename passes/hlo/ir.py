@@ -30,33 +30,44 @@ def no_cyclic_gc():
             gc.enable()
 
 
+_UNREAD = object()  # a field not yet read from the proto
+
+
 class Instruction:
     """One HLO instruction. Identity is object identity: names are only
     unique within a computation, and passes rewire objects, not names.
 
     `name` is the name as the input wrote it; `shape` is XLA's `ShapeProto`;
-    `id` is XLA's instruction id (None for one the pass made); `called` the
-    names of the computations it calls, in XLA's order; `target` a
-    custom-call's target. `operands` and `control_predecessors` are read
-    from the proto on first use."""
+    `id` is XLA's instruction id (None for one the pass made until it is
+    written back); `called` the names of the computations it calls, in
+    XLA's order; `target` a custom-call's target. Of an instruction read
+    from the proto, everything but its name and opcode is read on first use."""
 
-    __slots__ = ("name", "shape", "opcode", "id", "called", "target", "_operands", "_predecessors", "_computation")
+    __slots__ = ("name", "opcode", "id", "_proto", "_computation", "_operands", "_predecessors",
+                 "_shape", "_called", "_target")
 
     def __init__(self, name: str, shape, opcode: str, operands: list[Instruction] | None = None, *,
-                 control_predecessors: list[Instruction] | None = None, id: int | None = None,
-                 called: tuple[str, ...] = (), target: str | None = None, computation: Computation | None = None):
-        self.name, self.shape, self.opcode, self.id = name, shape, opcode, id
-        self.called, self.target = called, target
-        self._computation = computation
-        if computation is None:  # made, not read: its lists are what it was given
-            operands = [] if operands is None else operands
-            control_predecessors = [] if control_predecessors is None else control_predecessors
-        self._operands, self._predecessors = operands, control_predecessors
+                 control_predecessors: list[Instruction] | None = None, target: str | None = None):
+        """A made instruction (`Computation.get` makes the read ones)."""
+        self.name, self.opcode, self.id = name, opcode, None
+        self._proto = self._computation = None
+        self._operands = [] if operands is None else operands
+        self._predecessors = [] if control_predecessors is None else control_predecessors
+        self._shape, self._called, self._target = shape, (), target
+
+    @classmethod
+    def read(cls, proto, name: str, computation: Computation) -> Instruction:
+        instr = cls.__new__(cls)
+        instr.name, instr.opcode, instr.id = name, proto.opcode, proto.id
+        instr._proto, instr._computation = proto, computation
+        instr._operands = instr._predecessors = None
+        instr._shape = instr._called = instr._target = _UNREAD
+        return instr
 
     @property
     def operands(self) -> list[Instruction]:
         if self._operands is None:
-            self._operands = self._computation.resolve(self._computation.proto_of(self).operand_ids)
+            self._operands = self._computation.resolve(self._proto.operand_ids)
         return self._operands
 
     @operands.setter
@@ -66,7 +77,7 @@ class Instruction:
     @property
     def control_predecessors(self) -> list[Instruction]:
         if self._predecessors is None:
-            self._predecessors = self._computation.resolve(self._computation.proto_of(self).control_predecessor_ids)
+            self._predecessors = self._computation.resolve(self._proto.control_predecessor_ids)
         return self._predecessors
 
     @control_predecessors.setter
@@ -74,9 +85,26 @@ class Instruction:
         self._predecessors = value
 
     @property
-    def read(self) -> bool:
-        """Whether it is still exactly as XLA read it (operands never asked for)."""
-        return self._operands is None
+    def shape(self):
+        if self._shape is _UNREAD:
+            self._shape = self._proto.shape
+        return self._shape
+
+    @shape.setter
+    def shape(self, value) -> None:
+        self._shape = value
+
+    @property
+    def called(self) -> tuple[str, ...]:
+        if self._called is _UNREAD:
+            self._called = self._computation.computation_names(self._proto.called_computation_ids)
+        return self._called
+
+    @property
+    def target(self) -> str | None:
+        if self._target is _UNREAD:
+            self._target = self._proto.custom_call_target or None
+        return self._target
 
     def __repr__(self) -> str:
         return f"<Instruction %{self.name} = {self.opcode}>"
@@ -90,11 +118,13 @@ class Computation:
     where an edge needs a search (a successor with no operand to carry it,
     a start's matching done)."""
 
-    def __init__(self, proto, name_of, computation_names: dict[int, str], is_entry: bool = False):
+    def __init__(self, proto, name_of, computation_names: dict[int, str], is_entry: bool = False,
+                 same_names: bool = False):
         self.proto = proto
         self.name: str = proto.name
         self.is_entry = is_entry
         self._name_of = name_of                # xla name → the name as written
+        self._same_names = same_names          # XLA renamed nothing: its names are the names
         self._computation_names = computation_names
         self._protos: dict[int, object] | None = None   # id → HloInstructionProto
         self._made: dict[int, Instruction] = {}         # id → Instruction, as reached
@@ -114,16 +144,17 @@ class Computation:
         return self._protos
 
     def proto_of(self, instr: Instruction):
-        return self._index()[instr.id]
+        return instr._proto
+
+    def computation_names(self, ids) -> tuple[str, ...]:
+        return tuple(self._computation_names[c] for c in ids)
 
     def get(self, instruction_id: int) -> Instruction:
         found = self._made.get(instruction_id)
         if found is None:
             p = self._index()[instruction_id]
-            found = self._made[instruction_id] = Instruction(
-                self._name_of(self.name, p.name), p.shape, p.opcode, id=instruction_id,
-                called=tuple(self._computation_names[c] for c in p.called_computation_ids),
-                target=p.custom_call_target or None, computation=self)
+            name = p.name if self._same_names else self._name_of(self.name, p.name)
+            found = self._made[instruction_id] = Instruction.read(p, name, self)
         return found
 
     def resolve(self, ids) -> list[Instruction]:

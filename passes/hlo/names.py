@@ -53,6 +53,7 @@ class WrittenNames:
     names: dict[tuple[str, str], str] = field(default_factory=dict)
     positions: dict[tuple[str, str], int] = field(default_factory=dict)
     unaligned: list[str] = field(default_factory=list)  # computations whose names are XLA's
+    made_by_xla: set[str] = field(default_factory=set)  # computations the text does not define (a sugared start's)
     text: str = ""
     same: bool = False
 
@@ -187,6 +188,7 @@ def written_names(text: str, xla_computations: dict[str, list[tuple[str, str]]])
     for computation, theirs in xla_computations.items():
         mine = written.get(computation)
         if mine is None:  # a computation XLA made (an async start's wrapped one): its names are XLA's
+            result.made_by_xla.add(computation)
             continue
         pairs = _align(mine, theirs, text)
         if pairs is None:

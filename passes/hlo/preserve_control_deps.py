@@ -24,14 +24,14 @@ Whatever cannot be kept is dropped and reported, never lost silently.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, HAS_CONTROL_DEPS_VALUE, Fate
 from passes.hlo.ir import Computation, Instruction, Module, no_cyclic_gc
 from passes.hlo.view import tuple_shape
 
 
-@dataclass(frozen=True)
-class EdgeFate:
+class EdgeFate(NamedTuple):
     """Link #1's own account of one control edge: preserved, rerouted or dropped."""
 
     computation: str
@@ -147,6 +147,7 @@ class _Run:
         self.bundle = options.bundle
         self.module = module
         self._taken: set[str] | None = None
+        self._shape_bytes: dict[Instruction, bytes] = {}
 
     def run(self) -> PreserveResult:
         result = PreserveResult()
@@ -155,6 +156,13 @@ class _Run:
         if any(e.fate is not Fate.DROPPED for e in result.edges):  # a call was made: as the binary, only then
             self.module.parsed.proto.frontend_attributes.map[HAS_CONTROL_DEPS] = HAS_CONTROL_DEPS_VALUE
         return result
+
+    def shape_bytes(self, instr: Instruction) -> bytes:
+        """An instruction's shape, serialized (a tuple's element): once, however often it is bundled."""
+        found = self._shape_bytes.get(instr)
+        if found is None:
+            found = self._shape_bytes[instr] = instr.shape.SerializeToString()
+        return found
 
     @property
     def taken(self) -> set[str]:
@@ -196,7 +204,7 @@ class _ComputationRewrite:
             self.result.changed = True
             self.reify(succ, preds)
         for bundle in self.grown:
-            bundle.shape = tuple_shape([p.shape for p in bundle.operands])
+            bundle.shape = tuple_shape([self.pass_.shape_bytes(p) for p in bundle.operands])
         # Where the new instructions go, for the write-back (passes.hlo.view).
         self.comp.inserted, self.comp.reordered = self.inserted, self.reordered
 
@@ -219,10 +227,15 @@ class _ComputationRewrite:
         operands = list(dict.fromkeys(s for _, stand_ins, _ in kept for s in stand_ins))
         for target, read in targets:
             self.wrap(target, read, operands, direct)
+        computation = self.comp.name
         for p, stand_ins, reasons in kept:
+            if direct and len(stand_ins) == 1 and stand_ins[0] is p:  # the common case, kept short
+                self.result.edges.append(EdgeFate(computation, p.name, succ.name, Fate.PRESERVED,
+                                                  ((p.name, self.feeds.get(succ, succ).name),)))
+                continue
             emitted = tuple((s.name, self.feeds.get(t, t).name) for s in stand_ins for t, _ in targets)
             if direct and stand_ins == [p]:
-                fate = EdgeFate(self.comp.name, p.name, succ.name, Fate.PRESERVED, emitted)
+                fate = EdgeFate(computation, p.name, succ.name, Fate.PRESERVED, emitted)
             else:
                 if not direct:
                     reasons = reasons + [f"%{succ.name} ({succ.opcode}) cannot carry it; "
@@ -318,7 +331,7 @@ class _ComputationRewrite:
         bundled = [p for p in preds if not self.future(p)]
         if self.pass_.bundle and bundled:
             bundle = Instruction(self.pass_.fresh_name(f"{target.name}.control-dep-bundle"),
-                                 tuple_shape([p.shape for p in bundled]), "tuple", bundled)
+                                 tuple_shape([self.pass_.shape_bytes(p) for p in bundled]), "tuple", bundled)
             self.insert(target, bundle)
             operands = [bundle] + [p for p in preds if self.future(p)]
         cc = Instruction(self.pass_.fresh_name(f"{target.name}.control-dep"), data.shape, "custom-call",

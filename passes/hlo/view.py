@@ -24,14 +24,15 @@ def view_of(parsed) -> Module:
     """Link #1's view of `parsed` (a `passes.hlo.parsed.Parsed`)."""
     module = parsed.proto
     names = {c.id: c.name for c in module.computations}
-    with_edges = [Computation(c, parsed.name, names, c.id == module.entry_computation_id)
+    same = parsed.names.same
+    with_edges = [Computation(c, parsed.name, names, c.id == module.entry_computation_id, same)
                   for c in module.computations if any(i.control_predecessor_ids for i in c.instructions)]
     return Module(parsed, with_edges, {c.name: c for c in module.computations})
 
 
-def tuple_shape(shapes) -> object:
-    """The tuple of `shapes` (ShapeProtos), as XLA writes a tuple's shape."""
-    return hlo_proto.ShapeProto(element_type=hlo_proto.TUPLE, tuple_shapes=[s.SerializeToString() for s in shapes])
+def tuple_shape(elements: list[bytes]) -> object:
+    """The tuple of `elements` (serialized ShapeProtos), as XLA writes a tuple's shape."""
+    return hlo_proto.ShapeProto(element_type=hlo_proto.TUPLE, tuple_shapes=elements)
 
 
 def write_back(module: Module) -> None:
@@ -56,7 +57,7 @@ def _write_computation(comp: Computation, sequence) -> None:
     for new in comp.added:
         _add_instruction(instructions, new)
     for instr in comp.rewired:
-        if instr._computation is comp:  # one XLA read (a made one was written whole)
+        if instr._proto is not None:  # one XLA read (a made one was written whole)
             comp.proto_of(instr).operand_ids[:] = [o.id for o in instr.operands]
     # Each made instruction goes before the one it feeds: protobuf sorts the
     # messages in place (no copies), by the position each should take.
