@@ -55,5 +55,9 @@ def serve(stdin, stdout) -> None:
             _answer(stdout, "refused", str(err).encode())
 
 
-if __name__ == "__main__":
+def main() -> None:
     serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    main()

@@ -38,7 +38,7 @@ from pipeline.importer import ImportFailed, import_hlo
 from pipeline.report import Report
 from pipeline.sources import load
 from pipeline.verify import verify
-from pipeline.xla import XlaRejected, XlaWorker, print_module, with_module_config
+from pipeline.xla import XlaRejected, XlaWorker, parse, print_module, with_module_config
 
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
@@ -248,7 +248,8 @@ class Read:
         o = work.options
         loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
         work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
-        work.read_proto = loaded.parsed.serialized()  # the module as read, before link #1 edits it
+        if o.check:  # the verifier judges the module as read, before link #1 edits it
+            work.read_proto = loaded.parsed.serialized()
         return True
 
 
@@ -296,8 +297,11 @@ def _refuse_if_xla_cannot_read_its_own_proto(work: Work) -> None:
     proto of the input, unedited, that is the input's problem, not link
     #1's, and the one line says so (XLA's text parser checks less than its
     proto reader: a pipelined recv-done, a shape nested past 100 levels)."""
+    data = work.read_proto
     try:
-        print_module(work.read_proto, work.where, isolate=work.options.isolate, worker=work.importer)
+        if not data:  # not kept (no check): XLA reads the text again, on this error path only
+            data = parse(work.parsed.text, work.where, isolate=work.options.isolate).serialized()
+        print_module(data, work.where, isolate=work.options.isolate)  # a fresh child: the last may have died
     except XlaRejected as own:
         raise XlaRejected(f"{work.where}: XLA's parser reads the text, but XLA refuses its own proto of it "
                           f"(the form link #1 edits and link #2 imports): {getattr(own, 'reason', own)}") from None
@@ -380,8 +384,8 @@ def steps(options: Options, stop_after: str | None = None) -> list:
 
 def run(source, options: Options | None = None, *, stop_after: str | None = None,
         timings: dict | None = None, **overrides) -> ChainResult:
-    """Run the chain on `source` (a path, HLO text, a captured module or a
-    `passes.hlo.Module`) and check the invariant on the executed program.
+    """Run the chain on `source` (a path, HLO text or a captured module) and
+    check the invariant on the executed program.
     Options come as an `Options`, as keywords (`dialect="mhlo"`), or both.
     `stop_after` names the last step (link #1's output is always written).
     `timings`, if given, receives the seconds each step took. Bad input raises

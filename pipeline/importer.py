@@ -35,6 +35,7 @@ from passes.dialects import ASYNC_DONE_OPS, DIALECTS, UnknownDialect, dialect as
 from passes.errors import ChainError
 from passes.hlo import proto as hlo_proto
 from passes.hlo.parsed import Parsed
+from passes.hlo.text import decode
 from passes.hlo.preserve_control_deps import opens_async_pair
 from passes.locations import hlo_location, hlo_name, key_name, key_of
 from pipeline.mlir_context import make_context, register_passes
@@ -68,7 +69,8 @@ def import_hlo(source: Parsed | str, dialect: str = "stablehlo", *, context: ir.
     if own:
         worker = XlaWorker()
     try:
-        parsed = source if isinstance(source, Parsed) else parse(source, source_name, isolate=isolate, worker=worker)
+        parsed = source if isinstance(source, Parsed) else parse(
+            decode(source, source_name or "<hlo text>"), source_name or "<hlo text>", isolate=isolate, worker=worker)
         source_name = source_name or parsed.source
         module = parsed.proto if consume else hlo_proto.decode(parsed.serialized())
         keyed = _Keyed(module, parsed)

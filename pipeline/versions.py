@@ -6,11 +6,12 @@ Measured between jaxlib 0.10.2 and 0.12.0.1 (each pinned by a test; 0.11.2,
 run by hand on Python 3.12, behaves as 0.12.0.1 except where said):
 - `%t#i` operands: 0.12's parser reads them (a get-tuple-element named
   `t_i`, then `t_i.1`, ...) and prints them as explicit instructions; 0.10.2's
-  refuses them. The reader makes the same get-tuple-element under the same
-  name on every version, so a newer dump runs through 0.10.2's chain too
-  (`xla_reads_tuple_element_operands`).
+  refuses them. For 0.10.2 the chain writes each as the get-tuple-element
+  0.12 makes, under the same name, before XLA parses
+  (`passes.hlo.tuple_operands`), so a newer dump runs through 0.10.2's chain
+  too (`xla_reads_tuple_element_operands`).
 - Mesh replica groups, `replica_groups=mesh['d'=4] {'d'}`: 0.12 prints them
-  in multi-device dumps; the reader reads them; 0.10.2's parser refuses them.
+  in multi-device dumps; 0.10.2's parser refuses them, and so the chain there.
 - Renaming: 0.12's parser makes instruction names unique across the whole
   module when it prints (a parameter `%x` in two computations prints as
   `%x` and `%x.1`); the chain keeps the names as written. Tests compare XLA's

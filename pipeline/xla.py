@@ -4,6 +4,7 @@ HLO in the chain, and the oracle for every module it writes."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -36,32 +37,63 @@ class XlaWorker:
 
     def __init__(self):
         self._stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, "-m", "pipeline._import_worker"],
+        # The child runs this very copy of the chain, whatever the working
+        # directory holds (`-m` would look there first). Pipes unbuffered:
+        # a child that died leaves nothing to flush at exit.
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        start = f"import sys; sys.path.insert(0, {root!r}); from pipeline._import_worker import main; main()"
+        self.process = subprocess.Popen([sys.executable, "-c", start], bufsize=0,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
 
     def ask(self, command: str, payload: bytes) -> tuple[str, bytes]:
         """(status, answer) for one request; WorkerDied if the child ended instead."""
         try:
-            self.process.stdin.write(f"{command} {len(payload)}\n".encode() + payload)
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
+            data = memoryview(f"{command} {len(payload)}\n".encode() + payload)
+            while data:
+                data = data[self.process.stdin.write(data):]
+        except OSError:
             pass  # it died: the answer below says how
-        header = self.process.stdout.readline()
+        header = self._read_line()
         if not header:
             self.process.wait()
             self._stderr.seek(0)
             raise WorkerDied(self.process.returncode, self._stderr.read().decode("utf-8", "replace"))
         status, _, length = header.decode().partition(" ")
-        return status, self.process.stdout.read(int(length))
+        return status, self._read(int(length))
+
+    def _read_line(self) -> bytes:
+        line = bytearray()
+        while not line.endswith(b"\n"):
+            byte = self.process.stdout.read(1)
+            if not byte:
+                return b""
+            line += byte
+        return bytes(line)
+
+    def _read(self, length: int) -> bytes:
+        chunks, left = [], length
+        while left:
+            chunk = self.process.stdout.read(left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.process.stdin.close()
-                self.process.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                self.process.kill()
-                self.process.wait()
+        try:
+            self.process.stdin.close()  # the end of its input: the child exits
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
         self.process.stdout.close()
         self._stderr.close()
 

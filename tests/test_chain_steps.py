@@ -11,12 +11,13 @@ import traceback
 import pytest
 
 import pipeline
-from passes.hlo import HloSyntaxError, read_module, write_module
+from passes.hlo.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
+from passes.hlo.view import view_of, write_back
 from bench.synthetic import synthetic_hlo
 from pipeline.chain import Options, execute, steps
 from pipeline.example import EXAMPLE_HLO
-from pipeline.xla import canonical_text
+from pipeline.xla import XlaRejected, canonical_text, print_module
 
 LINKS = ["read", "link #1", "write", "link #2", "link #3", "link #4", "check"]
 
@@ -55,14 +56,22 @@ def test_timings_hold_each_step_that_ran_by_name():
     assert list(timings) == names(Options(isolate=False))
 
 
+def link_1_by_hand(text: str, bundle: bool = False):
+    """Link #1 run by hand on XLA's parse of `text`: (the parse, edited in place, and link #1's result)."""
+    parsed = Parsed.from_text(text)
+    module = view_of(parsed)
+    done = PreserveControlDeps(bundle=bundle).run(module)
+    write_back(module)
+    return parsed, done
+
+
 def test_the_chain_stopped_after_link_1_writes_what_xla_reads_as_link_1_s_output():
-    # Oracle: XLA's printing of link #1 run by hand on our reading of the text.
-    module = read_module(EXAMPLE_HLO)
-    PreserveControlDeps().run(module)
+    # Oracle: XLA's printing of link #1 run by hand on XLA's parse of the text.
+    parsed, by_hand = link_1_by_hand(EXAMPLE_HLO)
     result = pipeline.run(EXAMPLE_HLO, stop_after="link #1")
-    assert "AwsNeuronControlDep" in result.hlo
-    assert canonical_text(result.hlo) == canonical_text(write_module(module))
-    assert result.link1.summary() == PreserveControlDeps().run(read_module(EXAMPLE_HLO)).summary()
+    assert "AwsNeuronControlDep" in result.hlo and "control-predecessors" not in result.hlo
+    assert canonical_text(result.hlo) == canonical_text(print_module(parsed.serialized()))
+    assert result.link1.summary() == by_hand.summary()
 
 
 def test_options_and_keywords_combine_and_bad_ones_fail_before_any_work(tmp_path):
@@ -76,16 +85,19 @@ def test_options_and_keywords_combine_and_bad_ones_fail_before_any_work(tmp_path
 
 
 def test_link_1_s_pass_object_keeps_nothing_of_a_run():
+    other = EXAMPLE_HLO.replace("ENTRY %main", "ENTRY %other")
     reused = PreserveControlDeps(bundle=True)
     before = dict(vars(reused))
-    first, second = read_module(EXAMPLE_HLO), read_module(EXAMPLE_HLO.replace("ENTRY %main", "ENTRY %other"))
-    reused.run(first)
+    first, second = Parsed.from_text(EXAMPLE_HLO), Parsed.from_text(other)
+    reused.run(view_of(first))
     assert vars(reused) == before
-    reused.run(second)
-    fresh = read_module(EXAMPLE_HLO.replace("ENTRY %main", "ENTRY %other"))
-    PreserveControlDeps(bundle=True).run(fresh)
+    second_view = view_of(second)
+    reused.run(second_view)
+    write_back(second_view)
+    fresh, _ = link_1_by_hand(other, bundle=True)
     # A second run of the same object names its calls as a fresh object does.
-    assert write_module(second) == write_module(fresh)
+    assert "AwsNeuronControlDep" in print_module(second.serialized())
+    assert print_module(second.serialized()) == print_module(fresh.serialized())
 
 
 def _children() -> set[int]:
@@ -105,8 +117,12 @@ def test_the_importer_child_started_ahead_never_outlives_the_chain():
     before = _children()
     assert pipeline.run(EXAMPLE_HLO, check=False).penguin_source
     assert _children() == before
-    with pytest.raises(HloSyntaxError, match="not defined"):
+    with pytest.raises(XlaRejected, match=r"^<hlo text>:\d+:\d+: XLA's parser: "):  # refused by XLA's parser
         pipeline.run(EXAMPLE_HLO.replace("ROOT", "ROOT %undefined = f32[] negate(%nope)\n  %was_root ="))
+    assert _children() == before
+    # XLA's parser kills its child (a parameter past the signature): no child is left either.
+    with pytest.raises(XlaRejected, match=r"^<hlo text>: XLA's parser aborted \(signal \d+\)"):
+        pipeline.run(EXAMPLE_HLO.replace("%x = f32[4]{0} parameter(0)", "%x = f32[4]{0} parameter(5)"))
     assert _children() == before
     # Stopped after link #1, the chain never starts one.
     pipeline.run(EXAMPLE_HLO, stop_after="link #1", isolate=True)

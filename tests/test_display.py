@@ -1,7 +1,7 @@
 """Jupyter displays (issue 17): `Report` and `ChainResult` as HTML tables of
 edges and fates, the Penguin `Module` as its dependency graph in SVG.
 
-The oracles are the HLO's own control edges (`passes.hlo.read_module`), the
+The oracles are the HLO's own control edges (as XLA's parser reads them), the
 example's documented fates (`%loop -> %scale` lost at link #3 with
 flatten=False) and the report's edges; the markup is parsed, not grepped.
 """
@@ -19,7 +19,7 @@ import pytest
 
 import pipeline
 from passes.control_dep import Fate
-from passes.hlo import read_module
+from passes.hlo import Parsed
 from pipeline.chain import ChainResult
 from pipeline.example import EXAMPLE_HLO
 from pipeline.report import EdgeReport, Report, SpuriousEdge
@@ -72,7 +72,7 @@ def test_report_table_has_one_row_per_hlo_edge_with_its_fate(no_flatten):
     assert [c[:4] for c in shown] == [(f"%{e.computation}", f"%{e.predecessor}", f"%{e.successor}", str(e.fate))
                                       for e in report.edges]
     # Every control edge of the HLO itself, once.
-    assert sorted((c[0][1:], c[1][1:], c[2][1:]) for c in shown) == sorted(read_module(EXAMPLE_HLO).control_edges())
+    assert sorted((c[0][1:], c[1][1:], c[2][1:]) for c in shown) == sorted(Parsed.from_text(EXAMPLE_HLO).control_edges())
     assert text(table.find("caption")) == report.summary()
     assert [text(th) for th in table.findall("./thead/tr/th")][:4] == ["computation", "predecessor", "successor",
                                                                      "fate"]

@@ -105,19 +105,24 @@ def test_the_tolerance_given_is_the_one_used(captured):
         assert_round_trip(module, inputs=args, expected=nudged, rtol=1e-7, atol=0)
 
 
-def test_a_path_and_a_module_object_are_taken_and_judged_against_the_original_hlo(tmp_path):
-    """`hlo` may be a path or a `passes.hlo.Module`; link #1 rewrites a Module
-    in place, yet XLA's numbers are those of the HLO as given."""
-    from passes.hlo import read_module
+def test_a_path_text_and_a_captured_module_are_taken_and_judged_against_the_original_hlo(tmp_path):
+    """`hlo` may be a path (str or Path), HLO text (str or bytes) or a
+    captured module; link #1 edits XLA's parse of it, yet XLA's numbers are
+    those of the HLO as given. Our own IR (`passes.hlo.Module`) is not an input."""
+    from passes.hlo.parsed import Parsed
+    from passes.hlo.view import view_of
 
     path = tmp_path / "example.hlo"
     path.write_text(EXAMPLE_HLO)
-    assert assert_round_trip(str(path), inputs=[X]).report.ok
-    module = read_module(EXAMPLE_HLO)
+    captured = sources.CapturedModule("example:by_hand", "by_hand", EXAMPLE_HLO)
     wrong = [np.asarray(r) + 1 for r in xla_outputs(EXAMPLE_HLO, [X])]
-    assert assert_round_trip(module, inputs=[X]).report.ok
-    with pytest.raises(AssertionError, match="numerics: result 0 differs from expected by up to 1 "):
-        assert_round_trip(read_module(EXAMPLE_HLO), inputs=[X], expected=wrong)
+    for hlo in (str(path), path, EXAMPLE_HLO, EXAMPLE_HLO.encode(), captured):
+        result = assert_round_trip(hlo, inputs=[X])
+        assert result.report.ok and len(result.report.edges) == 4, hlo
+        with pytest.raises(AssertionError, match="numerics: result 0 differs from expected by up to 1 "):
+            assert_round_trip(hlo, inputs=[X], expected=wrong)
+    with pytest.raises(TypeError, match="give a path, HLO text or a captured module"):
+        assert_round_trip(view_of(Parsed.from_text(EXAMPLE_HLO)), inputs=[X])
 
 
 def test_differences_compares_floats_within_the_tolerance_and_the_rest_exactly():

@@ -128,6 +128,7 @@ class Computation:
         self._computation_names = computation_names
         self._protos: dict[int, object] | None = None   # id → HloInstructionProto
         self._made: dict[int, Instruction] = {}         # id → Instruction, as reached
+        self._readers: dict[int, list[int]] | None = None  # id → ids that read it (made on demand)
         self.added: list[Instruction] = []              # made by a pass, in order
         # Set by link #1 for the write-back: made instructions by the one each
         # goes before, and whether a stand-in moved (definitions then reordered).
@@ -156,6 +157,16 @@ class Computation:
             name = p.name if self._same_names else self._name_of(self.name, p.name)
             found = self._made[instruction_id] = Instruction.read(p, name, self)
         return found
+
+    def readers(self, instruction_id: int) -> list[int]:
+        """Ids of the instructions that read it in the proto as XLA wrote it, in the text's order."""
+        if self._readers is None:
+            readers: dict[int, list[int]] = {}
+            for p in sorted(self.proto.instructions, key=lambda p: p.id & 0xFFFFFFFF):
+                for o in set(p.operand_ids):
+                    readers.setdefault(o, []).append(p.id)
+            self._readers = readers
+        return self._readers.get(instruction_id, [])
 
     def resolve(self, ids) -> list[Instruction]:
         return [self.get(i) for i in ids]

@@ -81,7 +81,9 @@ def names_of(text: str, module) -> WrittenNames:
     common case, and a C-speed check). Otherwise the definitions are found
     and aligned computation by computation (`written_names`)."""
     xla_names = [i.name for c in module.computations for i in c.instructions]
-    if sorted(_DEFINITION_LINE.findall(text)) == sorted(xla_names):
+    defined = _DEFINITION_LINE.findall(text)
+    # XLA's names are unique: equal sets of equal sizes are equal lists, each name once.
+    if len(defined) == len(xla_names) and set(defined) == set(xla_names):
         return WrittenNames(text=text, same=True)
     order = {c.name: [(i.name, i.opcode) for i in sorted(c.instructions, key=lambda i: i.id & 0xFFFFFFFF)]
              for c in module.computations}

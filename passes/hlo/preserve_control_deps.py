@@ -121,6 +121,10 @@ def _structural_sources(p: Instruction) -> list[Instruction]:
     return [p]
 
 
+# Predecessors that may not stand for themselves: a value made of others, or ready before all.
+_NOT_PLAIN = frozenset({"tuple", "get-tuple-element", "parameter"})
+
+
 def pins_its_operands(instr: Instruction) -> bool:
     """XLA requires `*-done`/`*-update` to read their `*-start` directly."""
     return instr.opcode.endswith("-done") or instr.opcode == "async-update"
@@ -282,6 +286,8 @@ class _ComputationRewrite:
 
     def stand_ins(self, p: Instruction, targets: list[Instruction]):
         """What can be an operand in p's place: (instructions, reasons, why dropped)."""
+        if p.opcode not in _NOT_PLAIN and not opens_async_pair(p.opcode):
+            return [p], [], ""  # the common case: p itself (what the general case below gives it)
         reasons: list[str] = []
         values = _structural_sources(p)
         params = [v for v in values if v.opcode == "parameter"]
@@ -414,31 +420,38 @@ def _depends_on(instr: Instruction, ancestor: Instruction) -> bool:
 
 
 class _Users:
-    """Data users of each instruction, in program order, made the first time
-    a search asks (from the computation as it stands then: edits before that
-    are in it); kept true by the pass's edits after."""
+    """Data users of each instruction, in program order (those read from
+    the proto in the text's order, then those the pass made, in the order
+    made), each as the computation stands when first asked for, kept true
+    by the pass's edits after. Only what a search asks for is made: the
+    readers of an instruction come from an index of the proto's operand ids."""
 
     def __init__(self, comp: Computation):
         self.comp = comp
-        self.map: dict[Instruction, list[Instruction]] | None = None
+        self.map: dict[Instruction, list[Instruction]] = {}
+        self.made_readers: dict[Instruction, list[Instruction]] = {}  # of one not asked for yet
 
     def of(self, instr: Instruction) -> list[Instruction]:
-        if self.map is None:
-            self.map = self.comp.users()
-        return self.map.get(instr, [])
+        found = self.map.get(instr)
+        if found is None:
+            readers = [self.comp.get(i) for i in self.comp.readers(instr.id)] if instr.id is not None else []
+            readers += self.made_readers.pop(instr, [])
+            found = self.map[instr] = [u for u in readers if instr in u.operands]
+        return found
 
     def set(self, instr: Instruction, users: list[Instruction]) -> None:
-        if self.map is not None:
-            self.map[instr] = users
+        self.map[instr] = users
 
     def remove(self, operand: Instruction, user: Instruction) -> None:
         """`user` reads `operand` no more."""
-        if self.map is not None:
-            self.map[operand] = [u for u in self.map.get(operand, []) if u is not user]
+        if operand in self.map:
+            self.map[operand] = [u for u in self.map[operand] if u is not user]
 
     def add(self, operand: Instruction, user: Instruction) -> None:
-        if self.map is not None:
-            self.map.setdefault(operand, []).append(user)
+        if operand in self.map:
+            self.map[operand].append(user)
+        else:
+            self.made_readers.setdefault(operand, []).append(user)
 
     def bound(self) -> int:
         return len(self.comp.proto.instructions) + len(self.comp.added)

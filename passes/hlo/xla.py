@@ -30,10 +30,14 @@ def parse_with_xla(text: str, source: str | None = None):
 
 def refusal(message: str, source: str | None) -> XlaRejected:
     """XLA's parser's complaint (as it prints it) as an XlaRejected, on one line."""
-    m = _ERROR.search(message)
+    errors = _ERROR.findall(message)
     where = f"{source}:" if source else ""
-    if m:
-        return XlaRejected(f"{where}{m.group(1)}:{m.group(2)}: XLA's parser: {m.group(3).strip()}")
+    if errors:
+        line, column, said = errors[0]
+        said = said.strip()
+        if said.endswith(":") and len(errors) > 1 and errors[1][:2] == (line, column):
+            said = f"{said} {errors[1][2].strip()}"  # a lead-in: XLA's next line at the same place says what
+        return XlaRejected(f"{where}{line}:{column}: XLA's parser: {said}")
     first = next((line.strip() for line in message.splitlines() if line.strip()), "unknown error")
     return XlaRejected(f"{where} XLA's parser: {first}".strip())
 

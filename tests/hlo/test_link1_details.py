@@ -1,44 +1,26 @@
 """Link #1 details that mutation testing found unpinned (issue 13).
 
 Each expectation comes from the input HLO (its control predecessors, its
-data edges), checked on link #1's output by XLA's parser and by XLA's real
-importer (`imported_edges`), never copied from link #1's own output.
+data edges), checked on link #1's output as XLA reads it back
+(`link1_helpers.XlaModule`) and by XLA's real importer (`imported_edges`),
+never copied from link #1's own output.
 """
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from imported_edges import control_dep_edges, is_control_dep_call, walk
-from passes.hlo import read_module, write_module
-from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
-from pipeline.importer import import_hlo
-from pipeline.xla import parse_with_xla
-
-
-def hlo(text: str) -> str:
-    text = textwrap.dedent(text).strip() + "\n"
-    parse_with_xla(text)
-    return text
-
-
-def run(text: str, bundle: bool = False):
-    module = read_module(text)
-    result = PreserveControlDeps(bundle=bundle).run(module)
-    out = write_module(module)
-    parse_with_xla(out)  # XLA's parser accepts the output (shapes, no cycle)
-    return module, result, out
+from link1_helpers import hlo, run, tuple_elements
+from passes.hlo.parsed import Parsed
+from passes.hlo.preserve_control_deps import Fate
 
 
 def hlo_edges(text: str) -> dict[str, list[str]]:
-    """successor -> its control predecessors, as the input writes them."""
-    found = {}
-    for comp in read_module(text).computations:
-        for instr in comp.instructions:
-            if instr.control_predecessors:
-                found[instr.name] = [p.name for p in instr.control_predecessors]
+    """successor -> its control predecessors, as XLA reads the input."""
+    found: dict[str, list[str]] = {}
+    for _, pred, succ in Parsed.from_text(text).control_edges():
+        found.setdefault(succ, []).append(pred)
     return found
 
 
@@ -77,33 +59,32 @@ SHARED_REROUTE = hlo("""
 """)
 
 
-def _calls(module):
-    return [i for i in module.entry.instructions
-            if i.opcode == "custom-call" and "AwsNeuronControlDep" in (i.attribute("custom_call_target") or "")]
-
-
 @pytest.mark.parametrize("bundle", [False, True], ids=["plain", "bundle"])
 def test_shared_reroute_is_one_call_holding_every_predecessor_once(bundle):
-    module, result, out = run(SHARED_REROUTE, bundle=bundle)
+    out = run(SHARED_REROUTE, bundle=bundle)
     expected = {p for preds in hlo_edges(SHARED_REROUTE).values() for p in preds}  # a, b, c
     # The real importer sees each predecessor ordered before %loop, the reader of both constants.
-    imported = import_hlo(out)
+    imported = out.imported()
     assert imported.operation.verify()
     assert control_dep_edges(imported) == {(p, "loop") for p in expected}
-    # One call feeds the loop (README: shared reroutes), its data operand last.
-    [call] = _calls(module)
-    loop = module.entry.instruction("loop")
+    # One call feeds the loop (README: shared reroutes), its data operand last:
+    # in link #1's view, and as XLA reads the output back.
+    main = out.module.computation("main")
+    [call] = [i for i in main.instructions if i.opcode == "custom-call"]
+    loop = main.instruction("loop")
     assert loop.operands == [call]
-    assert call.operands[-1] is module.entry.instruction("init")
-    preds = call.operands[:-1]
+    assert call.operands[-1] is main.instruction("init")
+    xla = out.xla.computation("main")
+    [xla_call] = out.xla.calls()
+    assert xla["loop"].operands == (xla_call.name,) and xla_call.operands[-1] == "init"
+    preds = xla_call.operands[:-1]
     if bundle:  # every predecessor through one tuple, as the spec pictures it
         [tup] = preds
-        assert tup.opcode == "tuple"
-        preds = tup.operands
-        assert len(tup.shape.elements if hasattr(tup.shape, "elements") else tup.operands) == len(expected)
-    names = [p.name for p in preds]
-    assert sorted(names) == sorted(expected)  # each once: no duplicate operand
-    edges = {(e.predecessor, e.successor): e for e in result.edges}
+        assert xla[tup].opcode == "tuple"
+        preds = xla[tup].operands
+        assert tuple_elements(xla[tup].shape) == [xla[p].shape for p in xla[tup].operands]
+    assert sorted(preds) == sorted(expected)  # each once: no duplicate operand
+    edges = {(e.predecessor, e.successor): e for e in out.result.edges}
     assert set(edges) == {(p, s) for s, ps in hlo_edges(SHARED_REROUTE).items() for p in ps}
     assert all(e.fate is Fate.REROUTED and e.emitted == ((e.predecessor, "loop"),) for e in edges.values())
 
@@ -111,14 +92,19 @@ def test_shared_reroute_is_one_call_holding_every_predecessor_once(bundle):
 def test_bundle_grown_by_a_shared_reroute_has_the_shape_of_its_elements():
     """XLA's importer builds the tuple from its printed shape: a bundle whose
     shape lagged behind its operands would not import as a valid module."""
-    module, _, out = run(SHARED_REROUTE, bundle=True)
-    [call] = _calls(module)
-    bundle = call.operands[0]
-    xla = parse_with_xla(out)
-    [printed] = [i.to_string() for c in xla.computations() for i in c.instructions()
-                 if i.name == bundle.name]
-    # XLA's own printing of the bundle: one f32[4] element per predecessor.
-    assert printed.split(" = ")[1].startswith("(" + ", ".join(["f32[4]{0}"] * 3) + ") tuple(")
+    out = run(SHARED_REROUTE, bundle=True)
+    xla = out.xla.computation("main")
+    [call] = out.xla.calls()
+    bundle = xla[call.operands[0]]
+    # XLA's reading of the bundle: one f32[4] element per predecessor, each
+    # the shape of the element it holds.
+    assert bundle.opcode == "tuple" and len(bundle.operands) == 3
+    assert tuple_elements(bundle.shape) == [xla[p].shape for p in bundle.operands]
+    assert all(xla[p].shape == xla["x"].shape for p in bundle.operands)  # f32[4]
+    # And XLA's printing of it (layouts its own): three f32[4] elements.
+    [line] = [line for line in out.xla.text.splitlines() if f"%{bundle.name} = " in line]
+    printed = line.split(" = ", 1)[1].split(" tuple(")[0]
+    assert printed.strip("()").replace("{0}", "").split(", ") == ["f32[4]"] * 3
 
 
 # %cs -> %s: %cs (copy-start) has no value after import and its %cd would
@@ -140,16 +126,17 @@ CYCLE_THROUGH_A_CHAIN = hlo("""
 
 
 def test_a_done_that_waits_for_the_successor_through_a_chain_does_not_stand_in():
-    module, result, out = run(CYCLE_THROUGH_A_CHAIN)
-    edges = {(e.predecessor, e.successor): e for e in result.edges}
+    out = run(CYCLE_THROUGH_A_CHAIN)
+    edges = {(e.predecessor, e.successor): e for e in out.result.edges}
     dropped = edges[("cs", "s")]
     assert dropped.fate is Fate.DROPPED
     assert dropped.computation == "main" and dropped.emitted == ()
     assert "cycle" in dropped.reason
-    s = module.entry.instruction("s")
+    s = out.module.computation("main").instruction("s")
     assert [o.name for o in s.operands] == ["x"]  # nothing feeds %s
+    assert out.xla.instruction("main", "s").operands == ("x",)
     # The other edge (%m -> %cd, a pinned successor) reaches %cd's reader.
-    imported = import_hlo(out)
+    imported = out.imported()
     assert imported.operation.verify()
     assert control_dep_edges(imported) == {("m", "r")}
 
@@ -184,19 +171,25 @@ def test_every_dropped_edge_names_its_computation_and_emits_nothing():
           ROOT %out = (f32[4]{0}, f32[4]{0}) tuple(%r, %k)
         }
     """)
-    _, result, _ = run(text)
-    by_edge = {(e.predecessor, e.successor): e for e in result.edges}
+    out = run(text)
+    by_edge = {(e.predecessor, e.successor): e for e in out.result.edges}
     # %s is the body's parameter (no value after import); %k only reaches the ROOT.
     assert by_edge[("s", "w")].fate is Fate.DROPPED and by_edge[("s", "w")].computation == "body"
     assert by_edge[("a", "k")].fate is Fate.DROPPED and by_edge[("a", "k")].computation == "main"
     for edge in (by_edge[("s", "w")], by_edge[("a", "k")]):
         assert edge.emitted == ()
         assert str(edge).startswith(f"%{edge.computation}: %{edge.predecessor} -> %{edge.successor}: dropped (")
+    # Nothing was reified: no call, no edge left, no stamp.
+    assert out.xla.calls() == [] and not out.xla.control_edges() and out.xla.frontend_attributes == {}
 
 
-def test_no_control_dep_call_reads_a_value_defined_after_it():
+# XLA's proto lists a computation in its own post order: with the root
+# reading %s first, XLA defines %cd after %s (as the text does), and the
+# write-back must move it; reading %cd first, XLA defines it before %s.
+@pytest.mark.parametrize("root", ["add(%s, %cd)", "add(%cd, %s)"], ids=["cd-after-s", "cd-before-s"])
+def test_no_control_dep_call_reads_a_value_defined_after_it(root):
     """The stand-in %cd is defined after %s in the input; the output must
-    define it before the call that reads it (XLA's parser would refuse)."""
+    define it before the call that reads it (XLA would refuse it)."""
     text = hlo("""
         HloModule order
 
@@ -207,15 +200,19 @@ def test_no_control_dep_call_reads_a_value_defined_after_it():
           %s = f32[4]{0} negate(%e), control-predecessors={%cs}
           %l = f32[4]{0} log(%x)
           %cd = f32[4]{0} copy-done(%cs)
-          ROOT %r = f32[4]{0} add(%cd, %s)
+          ROOT %r = f32[4]{0} ROOT_OPERATION
         }
-    """)
-    module, result, out = run(text)
-    [edge] = result.edges
+    """.replace("ROOT_OPERATION", root))
+    read = [i.name for i in Parsed.from_text(text).proto.computations[0].instructions]  # XLA's order
+    out = run(text)
+    [edge] = out.result.edges
     assert edge.fate is Fate.REROUTED and edge.emitted == (("cd", "s"),)
-    order = [i.name for i in module.entry.instructions]
-    originals = [n for n in order if n in {"x", "cs", "e", "s", "l", "cd", "r"}]
-    # Only %cd moves (before %s's call); everything else keeps the input's order.
-    assert originals == ["x", "cs", "e", "cd", "s", "l", "r"]
-    assert control_dep_edges(import_hlo(out)) == {("cd", "s")}
-    assert any(is_control_dep_call(op) for op in walk(import_hlo(out).operation))
+    # The output proto, which XLA read back (it requires operands first):
+    # only %cd moves (before %s's call); everything else keeps the order XLA read.
+    order = out.written_order("main")
+    assert order.index("cd") < order.index("s.control-dep") == order.index("s") - 1
+    assert [n for n in order if n not in ("cd", "s.control-dep")] == [n for n in read if n != "cd"]
+    assert out.xla.instruction("main", "s.control-dep").operands == ("cd", "e")
+    imported = out.imported()
+    assert control_dep_edges(imported) == {("cd", "s")}
+    assert any(is_control_dep_call(op) for op in walk(imported.operation))

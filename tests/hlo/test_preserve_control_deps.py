@@ -1,31 +1,24 @@
-"""Link #1: every control edge becomes a custom-call operand, or is reported."""
+"""Link #1: every control edge becomes a custom-call operand, or is reported.
+
+Link #1 runs as the chain runs it (`link1_helpers.run`: XLA's parse, link
+#1's view, the write-back into XLA's proto); XLA reads every output back and
+prints it, and what a test asserts of the output it reads there (XLA's
+names, XLA's proto of the output) or in XLA's importer, besides the view.
+"""
 
 from __future__ import annotations
 
-import textwrap
+import collections
 
 import pytest
 
 from imported_edges import control_dep_edges
-from passes.control_dep import CONTROL_DEP_TARGET
-from passes.hlo import read_module, write_module
+from link1_helpers import XlaModule, hlo, run, tuple_elements
+from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS
+from passes.hlo import proto as hlo_proto
+from passes.hlo.parsed import Parsed
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
-from pipeline.importer import import_hlo
-from pipeline.xla import parse_with_xla
-
-
-def hlo(text: str) -> str:
-    text = textwrap.dedent(text).strip() + "\n"
-    parse_with_xla(text)  # every input here is real XLA syntax
-    return text
-
-
-def run(text: str, bundle: bool = False):
-    module = read_module(text)
-    result = PreserveControlDeps(bundle=bundle).run(module)
-    out = write_module(module)
-    parse_with_xla(out)  # and so is every output
-    return module, result, out
+from passes.hlo.view import view_of, write_back
 
 
 def fates(result) -> dict[tuple[str, str], Fate]:
@@ -46,33 +39,52 @@ TWO_PREDS = hlo("""
 
 
 def test_one_custom_call_per_successor_with_predecessors_in_order_then_data():
-    module, result, _ = run(TWO_PREDS)
-    s = module.entry.instruction("s")
+    out = run(TWO_PREDS)
+    main = out.module.computation("main")
+    s = main.instruction("s")
     cc = s.operands[0]
-    assert cc.opcode == "custom-call"
-    assert cc.attribute("custom_call_target") == f'"{CONTROL_DEP_TARGET}"'
-    assert cc.attribute("custom_call_has_side_effect") == "true"
+    assert cc.opcode == "custom-call" and cc.target == CONTROL_DEP_TARGET
     assert [o.name for o in cc.operands] == ["b", "a", "c"]  # S's order, data last
-    assert cc.shape == module.entry.instruction("c").shape
+    assert cc.shape == main.instruction("c").shape
     assert s.operands[1].name == "x"  # only operand 0 is rewired
     assert s.control_predecessors == []
-    assert result.changed
-    assert fates(result) == {("b", "s"): Fate.PRESERVED, ("a", "s"): Fate.PRESERVED}
+    assert out.result.changed
+    assert fates(out.result) == {("b", "s"): Fate.PRESERVED, ("a", "s"): Fate.PRESERVED}
+    # As XLA reads the output back: one side-effecting AwsNeuronControlDep call
+    # of the original API, shaped as its data operand, in %s's operand 0.
+    xla = out.xla.computation("main")
+    [call] = out.xla.calls()
+    assert xla["s"].operands == (call.name, "x") and xla["s"].control_predecessors == ()
+    assert call.operands == ("b", "a", "c")
+    assert call.has_side_effect and call.api_version == hlo_proto.API_VERSION_ORIGINAL
+    assert call.shape == xla["c"].shape
+    assert f'custom_call_target="{CONTROL_DEP_TARGET}", custom_call_has_side_effect=true' in out.xla.text
 
 
 def test_module_frontend_attribute_is_merged_not_replaced():
-    module, _, out = run(TWO_PREDS)
-    attrs = module.attribute("frontend_attributes")
-    assert 'origin="test"' in attrs and 'has_control_deps="1"' in attrs  # the binary's value
-    assert 'has_control_deps = "1"' in str(import_hlo(out))
+    out = run(TWO_PREDS)
+    expected = {"origin": "test", HAS_CONTROL_DEPS: "1"}  # the binary's value
+    assert dict(out.parsed.proto.frontend_attributes.map) == expected
+    assert out.xla.frontend_attributes == expected
+    assert 'has_control_deps = "1"' in str(out.imported())
+
+
+def run_in_place(parsed: Parsed):
+    """Link #1 on `parsed`: its view, its report, and whether the proto stayed byte for byte as it was."""
+    before = parsed.serialized()
+    module = view_of(parsed)
+    result = PreserveControlDeps().run(module)
+    write_back(module)
+    return module, result, parsed.serialized() == before
 
 
 def test_running_twice_changes_nothing():
-    _, first, out = run(TWO_PREDS)
-    module = read_module(out)
-    second = PreserveControlDeps().run(module)
-    assert first.changed and not second.changed and second.edges == []
-    assert write_module(module) == out
+    first = run(TWO_PREDS)
+    assert first.result.changed
+    # On link #1's output as XLA prints it, and on its proto as it is.
+    for again in (Parsed.from_text(first.xla.text), Parsed.from_serialized(first.parsed.serialized())):
+        _, second, unchanged = run_in_place(again)
+        assert not second.changed and second.edges == [] and unchanged
 
 
 def test_module_without_edges_is_left_alone():
@@ -83,9 +95,11 @@ def test_module_without_edges_is_left_alone():
           ROOT %n = f32[] negate(%x)
         }
     """)
-    module, result, out = run(text)
-    assert not result.changed
-    assert module.attribute("frontend_attributes") is None
+    parsed = Parsed.from_text(text)
+    module, result, unchanged = run_in_place(parsed)
+    assert not result.changed and result.edges == [] and module.computations == []
+    assert unchanged  # XLA's parse, as it was
+    assert XlaModule(parsed.serialized()).frontend_attributes == {}
 
 
 def test_the_module_is_stamped_only_when_an_edge_was_reified():
@@ -101,16 +115,16 @@ def test_the_module_is_stamped_only_when_an_edge_was_reified():
           ROOT %n = f32[] negate(%a)
         }
     """)
-    module, result, out = run(text)
-    assert result.changed and "control-predecessors" not in out
-    assert [e.fate for e in result.edges] == [Fate.DROPPED, Fate.DROPPED]
-    assert module.attribute("frontend_attributes") is None
-    assert "has_control_deps" not in str(import_hlo(out))
+    out = run(text)
+    assert out.result.changed and not out.xla.control_edges() and "control-predecessors" not in out.xla.text
+    assert [e.fate for e in out.result.edges] == [Fate.DROPPED, Fate.DROPPED]
+    assert HAS_CONTROL_DEPS not in out.parsed.proto.frontend_attributes.map
+    assert out.xla.frontend_attributes == {} and out.xla.calls() == []
+    assert "has_control_deps" not in str(out.imported())
 
 
 def test_imported_module_shows_each_edge_as_an_operand_feeding_its_successor():
-    _, _, out = run(TWO_PREDS)
-    module = import_hlo(out)
+    module = run(TWO_PREDS).imported()
     assert module.operation.verify()
     assert control_dep_edges(module) == {("b", "s"), ("a", "s")}
 
@@ -173,22 +187,25 @@ EVERY_KIND_OF_COMPUTATION = hlo("""
 
 
 def test_edges_are_reified_in_every_kind_of_computation():
-    module, result, out = run(EVERY_KIND_OF_COMPUTATION)
-    by_computation = {e.computation for e in result.edges}
+    out = run(EVERY_KIND_OF_COMPUTATION)
+    by_computation = {e.computation for e in out.result.edges}
     assert by_computation == {"fused", "callee", "body", "cond", "then"}
-    assert module.control_edges() == []
+    assert out.parsed.control_edges() == [] and not out.xla.control_edges()
+    assert {c.computation for c in out.xla.calls()} == by_computation  # a call in each
     # A predecessor that is also an operand of its successor still gets its
     # own custom-call: the edge must be visible as an edge, not as data.
-    lt = module.computation("cond").instruction("lt")
+    lt = out.module.computation("cond").instruction("lt")
     assert [o.name for o in lt.operands[0].operands] == ["k", "i.1"]
-    assert import_hlo(out).operation.verify()
+    cond = out.xla.computation("cond")
+    assert cond["lt"].operands[1] == "k" and cond[cond["lt"].operands[0]].operands == ("k", "i.1")
+    assert out.imported().operation.verify()
 
 
 @pytest.mark.parametrize("bundle", [False, True])
 def test_every_kind_of_computation_survives_import(bundle):
-    _, result, out = run(EVERY_KIND_OF_COMPUTATION, bundle=bundle)
-    imported = control_dep_edges(import_hlo(out))
-    for edge in result.edges:
+    out = run(EVERY_KIND_OF_COMPUTATION, bundle=bundle)
+    imported = control_dep_edges(out.imported())
+    for edge in out.result.edges:
         assert set(edge.emitted) <= imported, edge
 
 
@@ -212,8 +229,8 @@ ZERO_OPERAND_SUCCESSORS = hlo("""
 
 
 def test_successor_without_operands_reroutes_to_each_user_or_drops_with_a_reason():
-    module, result, out = run(ZERO_OPERAND_SUCCESSORS)
-    by_succ = {e.successor: e for e in result.edges}
+    out = run(ZERO_OPERAND_SUCCESSORS)
+    by_succ = {e.successor: e for e in out.result.edges}
     assert by_succ["k"].fate is Fate.REROUTED
     assert set(by_succ["k"].emitted) == {("a", "kb")}
     # %io and %tok are read only by the ROOT tuple, which is no op after
@@ -223,14 +240,17 @@ def test_successor_without_operands_reroutes_to_each_user_or_drops_with_a_reason
         assert by_succ[implied].reason.startswith("implied")
     assert by_succ["unused"].fate is Fate.DROPPED
     assert "no user" in by_succ["unused"].reason
-    assert ("a", "kb") in control_dep_edges(import_hlo(out))
+    assert ("a", "kb") in control_dep_edges(out.imported())
 
 
 def test_one_successor_feeding_one_user_twice_is_wrapped_once():
-    module, _, _ = run(ZERO_OPERAND_SUCCESSORS)
-    m2 = module.entry.instruction("m2")
+    out = run(ZERO_OPERAND_SUCCESSORS)
+    m2 = out.module.computation("main").instruction("m2")
     assert m2.operands[0] is m2.operands[1]  # one custom-call, read twice
     assert [o.name for o in m2.operands[0].operands] == ["a", "k2"]
+    xla = out.xla.computation("main")
+    [call] = [c for c in out.xla.calls() if c.operands[-1] == "k2"]
+    assert xla["m2"].operands == (call.name, call.name) and call.operands == ("a", "k2")
 
 
 ASYNC = hlo("""
@@ -256,22 +276,27 @@ ASYNC = hlo("""
 
 
 def test_async_start_predecessor_is_replaced_by_its_done():
-    _, result, out = run(ASYNC)
-    edge = fates(result)
+    out = run(ASYNC)
+    edge = fates(out.result)
     assert edge[("start", "after")] is Fate.REROUTED
-    by_succ = {e.successor: e for e in result.edges}
+    by_succ = {e.successor: e for e in out.result.edges}
     assert by_succ["after"].emitted == (("done", "after"),)
     assert "stands in" in by_succ["after"].reason
-    assert ("done", "after") in control_dep_edges(import_hlo(out))
+    xla = out.xla.computation("main")
+    assert xla[xla["after"].operands[0]].operands == ("done", "x")
+    assert ("done", "after") in control_dep_edges(out.imported())
 
 
 def test_done_successor_is_pinned_so_its_users_carry_the_edge():
-    module, result, out = run(ASYNC)
-    by_succ = {e.successor: e for e in result.edges}
+    out = run(ASYNC)
+    by_succ = {e.successor: e for e in out.result.edges}
     assert by_succ["cd"].fate is Fate.REROUTED
     assert by_succ["cd"].emitted == (("a", "use"),)
-    assert module.entry.instruction("cd").operands[0].opcode == "copy-start"
-    assert ("a", "use") in control_dep_edges(import_hlo(out))
+    assert out.module.computation("main").instruction("cd").operands[0].opcode == "copy-start"
+    xla = out.xla.computation("main")
+    assert xla["cd"].operands == ("cs",)
+    assert xla[xla["use"].operands[0]].operands == ("a", "cd")
+    assert ("a", "use") in control_dep_edges(out.imported())
 
 
 def test_stand_in_done_defined_later_is_moved_before_its_reader():
@@ -291,10 +316,13 @@ def test_stand_in_done_defined_later_is_moved_before_its_reader():
           ROOT %out = (f32[4]{0}, f32[4]{0}) tuple(%done, %b)
         }
     """)
-    module, result, out = run(text)
-    names = [i.name for i in module.entry.instructions]
-    assert names.index("done") < names.index("b.control-dep") < names.index("b")
-    assert result.edges[0].emitted == (("done", "b"),)
+    out = run(text)
+    # XLA reads the output back with its schedule (which XLA verifies):
+    # the proto's order and the schedule both define %done first.
+    for names in (out.written_order("main"), out.scheduled_order("main"), out.xla.order("main")):
+        assert names.index("done") < names.index("b.control-dep") < names.index("b")
+    assert out.xla.instruction("main", "b.control-dep").operands == ("done", "x")
+    assert out.result.edges[0].emitted == (("done", "b"),)
 
 
 def test_stand_in_that_would_make_a_cycle_is_dropped_with_a_reason():
@@ -314,10 +342,11 @@ def test_stand_in_that_would_make_a_cycle_is_dropped_with_a_reason():
           ROOT %out = f32[4]{0} add(%done, %b)
         }
     """)
-    _, result, out = run(text)
-    edge = {(e.predecessor, e.successor): e for e in result.edges}[("start", "b")]
+    out = run(text)
+    edge = {(e.predecessor, e.successor): e for e in out.result.edges}[("start", "b")]
     assert edge.fate is Fate.DROPPED and "cycle" in edge.reason
-    assert import_hlo(out).operation.verify()
+    assert out.xla.instruction("main", "b").operands == ("x",)
+    assert out.imported().operation.verify()
 
 
 SEND_RECV = hlo("""
@@ -341,23 +370,35 @@ SEND_RECV = hlo("""
 def test_send_and_recv_predecessors_never_reach_the_importer(bundle):
     # Emitting %snd or %rcv as an operand makes XLA's importer abort the
     # process; reaching this line at all is half the test.
-    module, result, out = run(SEND_RECV, bundle=bundle)
-    cc = module.entry.instruction("n").operands[0]
+    out = run(SEND_RECV, bundle=bundle)
+    cc = out.module.computation("main").instruction("n").operands[0]
     operand_ops = {o.opcode for o in cc.operands} | {
         o.opcode for t in cc.operands if t.opcode == "tuple" for o in t.operands}
     assert not operand_ops & {"send", "recv"}
-    assert {e.emitted for e in result.edges} == {(("sd", "n"),), (("rd", "n"),)}
+    xla = out.xla.computation("main")
+    call = xla[xla["n"].operands[0]]
+    assert call.is_control_dep and call.operands[-1] == "x"
+    read = [xla[o] for o in call.operands[:-1]]
+    read += [xla[o] for t in read if t.opcode == "tuple" for o in t.operands]
+    assert not {o.opcode for o in read} & {"send", "recv"}
+    assert {e.emitted for e in out.result.edges} == {(("sd", "n"),), (("rd", "n"),)}
     # The importer folds each send/send-done (recv/recv-done) pair into one
     # op that keeps the start's name: the edges come back as written.
-    assert control_dep_edges(import_hlo(out)) == {("snd", "n"), ("rcv", "n")}
+    assert control_dep_edges(out.imported()) == {("snd", "n"), ("rcv", "n")}
 
 
 def test_bundle_sends_predecessors_through_one_tuple_that_import_keeps():
-    module, _, out = run(TWO_PREDS, bundle=True)
-    cc = module.entry.instruction("s").operands[0]
+    out = run(TWO_PREDS, bundle=True)
+    cc = out.module.computation("main").instruction("s").operands[0]
     assert [o.opcode for o in cc.operands] == ["tuple", "abs"]
     assert [o.name for o in cc.operands[0].operands] == ["b", "a"]
-    imported = import_hlo(out)
+    xla = out.xla.computation("main")
+    call = xla[xla["s"].operands[0]]
+    bundle = xla[call.operands[0]]
+    assert call.is_control_dep and call.operands[1:] == ("c",)
+    assert bundle.opcode == "tuple" and bundle.operands == ("b", "a")
+    assert tuple_elements(bundle.shape) == [xla["b"].shape, xla["a"].shape]
+    imported = out.imported()
     assert "stablehlo.tuple" in str(imported)
     assert control_dep_edges(imported) == {("b", "s"), ("a", "s")}
 
@@ -383,9 +424,9 @@ def test_tuple_shaped_predecessor_arrives_as_a_tuple_op_after_import():
           ROOT %n = f32[4]{0} negate(%x), control-predecessors={%loop}
         }
     """)
-    _, result, out = run(text)
-    assert fates(result) == {("loop", "n"): Fate.PRESERVED}
-    imported = import_hlo(out)
+    out = run(text)
+    assert fates(out.result) == {("loop", "n"): Fate.PRESERVED}
+    imported = out.imported()
     call = [line for line in str(imported).splitlines() if CONTROL_DEP_TARGET in line][0]
     assert "tuple<" in call  # the import artifact link #3 exists to undo
     assert control_dep_edges(imported) == {("loop", "n")}
@@ -415,11 +456,13 @@ COLLECTIVES = hlo("""
 def test_collective_start_is_a_value_after_import_but_copy_start_is_not():
     # all-reduce-start imports as !stablehlo.future, a legal operand: kept as is.
     # copy-start imports as !mhlo.async_bundle, which the verifier refuses.
-    _, result, out = run(COLLECTIVES)
-    by_pred = {e.predecessor: e for e in result.edges}
+    out = run(COLLECTIVES)
+    by_pred = {e.predecessor: e for e in out.result.edges}
     assert by_pred["ars"].fate is Fate.PRESERVED
     assert by_pred["cs"].fate is Fate.REROUTED and by_pred["cs"].emitted == (("cd", "n"),)
-    imported = import_hlo(out)
+    xla = out.xla.computation("main")
+    assert xla[xla["n"].operands[0]].operands == ("ars", "cd", "x")
+    imported = out.imported()
     assert imported.operation.verify()
     assert ("cd", "n") in control_dep_edges(imported)
 
@@ -455,13 +498,14 @@ def test_tuple_and_get_tuple_element_are_seen_through_on_both_ends():
     # The importer folds tuples and get-tuple-elements into the values they
     # (un)pack, so an edge must start at the op behind them and land on an op
     # that reads them, or it would name something the MLIR does not have.
-    _, result, out = run(STRUCTURAL)
-    by_edge = {(e.predecessor, e.successor): e for e in result.edges}
+    out = run(STRUCTURAL)
+    by_edge = {(e.predecessor, e.successor): e for e in out.result.edges}
     assert by_edge[("r", "e")].emitted == (("loop", "e"),)
     # %x, a parameter, is ready before everything: as the binary, no edge from it
     assert set(by_edge[("init", "e")].emitted) == {("zero", "e")}
     assert by_edge[("a", "init")].emitted == (("a", "loop"),)
     assert by_edge[("a", "g")].emitted == (("a", "n"),)
-    assert all(e.fate is Fate.REROUTED for e in result.edges)
-    emitted = {edge for e in result.edges for edge in e.emitted}
-    assert emitted <= control_dep_edges(import_hlo(out))
+    assert all(e.fate is Fate.REROUTED for e in out.result.edges)
+    emitted = {edge for e in out.result.edges for edge in e.emitted}
+    assert collections.Counter(("main", p, s) for p, s in emitted) == out.xla.reified_edges(bundle=False)
+    assert emitted <= control_dep_edges(out.imported())

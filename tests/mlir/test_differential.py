@@ -24,8 +24,9 @@ import pytest
 from jaxlib.mlir import ir, passmanager
 
 from passes.control_dep import is_control_dep
-from passes.hlo import read_module
+from passes.hlo import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
+from passes.hlo.view import view_of, write_back
 from passes.mlir import MHLO, STABLEHLO, FlattenControlDepTupleOperands
 from pipeline.example import EXAMPLE_HLO
 from pipeline.importer import import_hlo, run_pipeline
@@ -173,9 +174,11 @@ def test_the_stablehlo_twin_agrees_through_legalization():
 
 
 def imported_example(dialect: str, bundle: bool) -> ir.Module:
-    module = read_module(EXAMPLE_HLO)
+    parsed = Parsed.from_text(EXAMPLE_HLO)
+    module = view_of(parsed)
     PreserveControlDeps(bundle=bundle).run(module)
-    return import_hlo(module, dialect, isolate=False)
+    write_back(module)
+    return import_hlo(parsed, dialect, isolate=False)
 
 
 def test_the_imported_example_flattens_the_same():

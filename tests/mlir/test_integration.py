@@ -21,11 +21,12 @@ from jaxlib.mlir import ir
 from imported_edges import control_dep_edges
 from jax_programs import corpus
 from passes.control_dep import is_control_dep
-from passes.hlo import read_module
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
+from passes.hlo.view import view_of, write_back
 from passes.mlir import DIALECTS as FLATTEN
 from passes.mlir import FlattenControlDepTupleOperands, FlattenResult
 from pipeline.importer import DIALECTS, import_hlo
+from pipeline.xla import parse
 
 BOTH = pytest.mark.parametrize("dialect", DIALECTS)
 BUNDLE = pytest.mark.parametrize("bundle", [False, True], ids=["flat", "bundle"])
@@ -89,10 +90,18 @@ def is_tupleish(value) -> bool:
     return op is not None and op.name.rsplit(".", 1)[-1] in ("tuple", "get_tuple_element")
 
 
-def links_1_and_2(text: str, dialect: str, bundle: bool, **import_options):
-    module = read_module(text, "test.hlo")
+def link_1(text: str, source: str, bundle: bool):
+    """XLA's parse of `text` with link #1's edits written back into its proto, and link #1's result."""
+    parsed = parse(text, source)
+    module = view_of(parsed)
     result = PreserveControlDeps(bundle=bundle).run(module)
-    mlir = import_hlo(module, dialect, **import_options)
+    write_back(module)
+    return parsed, result
+
+
+def links_1_and_2(text: str, dialect: str, bundle: bool, **import_options):
+    parsed, result = link_1(text, "test.hlo", bundle)
+    mlir = import_hlo(parsed, dialect, **import_options)
     assert mlir.operation.verify()
     return mlir, result
 
@@ -206,8 +215,7 @@ def test_corpus_after_links_1_to_3(with_edges, dialect, bundle):
     keeps a tuple or get_tuple_element operand, and link #3 loses no edge."""
     rewritten = 0
     for name, text in with_edges:
-        module = read_module(text, name)
-        result = PreserveControlDeps(bundle=bundle).run(module)
+        module, result = link_1(text, name, bundle)
         assert result.edges and result.count(Fate.DROPPED) == 0, name
         mlir = import_hlo(module, dialect, isolate=False, source_name=name)
         assert mlir.operation.verify(), name
@@ -230,8 +238,7 @@ def test_corpus_scope_all_leaves_no_tuple_anywhere(with_edges, dialect):
     them; scope=all does."""
     missed_by_main = 0
     for name, text in with_edges:
-        module = read_module(text, name)
-        PreserveControlDeps(bundle=True).run(module)
+        module, _ = link_1(text, name, bundle=True)
         mlir = import_hlo(module, dialect, isolate=False, source_name=name)
         again = ir.Module.parse(mlir.operation.get_asm(enable_debug_info=True), context=mlir.context)
         FlattenControlDepTupleOperands(FLATTEN[dialect]).run(mlir)
