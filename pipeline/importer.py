@@ -70,7 +70,7 @@ def import_hlo(source: Parsed | str, dialect: str = "stablehlo", *, context: ir.
         worker = XlaWorker()
     try:
         parsed = source if isinstance(source, Parsed) else parse(
-            decode(source, source_name or "<hlo text>"), source_name or "<hlo text>", isolate=isolate, worker=worker)
+            decode(source, source_name), source_name, isolate=isolate, worker=worker)
         source_name = source_name or parsed.source
         module = parsed.proto if consume else hlo_proto.decode(parsed.serialized())
         keyed = _Keyed(module, parsed)

@@ -97,11 +97,15 @@ def control_dep_calls(text: str) -> list[tuple[str, Instr]]:
 
 
 def xla_parser_says(text: str) -> tuple[str, str]:
-    """XLA's parser's own position and first complaint: `was parsing L:C: error: MESSAGE`."""
+    """XLA's parser's own position and first complaint: `was parsing L:C: error: MESSAGE`
+    (with the next at the same place when the first is a lead-in ending in `:`)."""
     with pytest.raises(Exception) as refused:
         xla_hlo.hlo_module_from_text(text)
-    m = re.search(r"was parsing (\d+:\d+): error: (.*)", str(refused.value))
-    return m.group(1), m.group(2).strip()
+    errors = re.findall(r"was parsing (\d+:\d+): error: (.*)", str(refused.value))
+    position, said = errors[0][0], errors[0][1].strip()
+    if said.endswith(":") and len(errors) > 1 and errors[1][0] == position:
+        said += " " + errors[1][1].strip()
+    return position, said
 
 
 SIMPLE = valid("""

@@ -56,11 +56,12 @@ class Parsed:
         return self.line(computation, name)
 
     def control_edges(self) -> list[tuple[str, str, str]]:
-        """Every control edge as (computation, predecessor, successor), names as written."""
+        """Every control edge as (computation, predecessor, successor), names as
+        written, in the order the text defines the successors."""
         edges = []
         for comp in self.proto.computations:
             names = None
-            for instr in comp.instructions:
+            for instr in sorted(comp.instructions, key=lambda i: i.id & 0xFFFFFFFF):  # the text's order
                 if instr.control_predecessor_ids:
                     if names is None:
                         names = {i.id: i.name for i in comp.instructions}
