@@ -136,7 +136,13 @@ class _Keyed:
                     self.dones.append(key)
                 elif opcode == "get-tuple-element":
                     gtes.append(key)
+        # Computations XLA made around a sugared async start (`reduce-scatter-start(…)`):
+        # the text wrote none of their instructions. (An inline `to_apply={…}` is written.)
+        self.async_made: set[str] = set()
         if parsed.names.made_by_xla:
+            self.async_made = {self.computations[c].name for p in protos if p.opcode == "async-start"
+                               for c in p.called_computation_ids
+                               if self.computations[c].name in parsed.names.made_by_xla}
             self._name_made_computations()
         self.start_readers = [k for k in gtes if (op := by_id.get(protos[k].operand_ids[0] if protos[k].operand_ids
                                                                    else -1)) is not None
@@ -148,7 +154,7 @@ class _Keyed:
         (`reduce-scatter-start(…)`) were never written: the wrapped op goes by
         the start, in the start's computation (the printer then names it
         `<start>:<op kind>`); its parameter keeps XLA's name."""
-        made = {c.id: c for c in self.module.computations if c.name in self.parsed.names.made_by_xla}
+        made = {c.id: c for c in self.module.computations if c.name in self.async_made}
         callers = {}
         for key, instr in enumerate(self.protos):
             for c in instr.called_computation_ids:
@@ -310,7 +316,7 @@ class _CalleeParameters:
         if instr.opcode == "while":  # XLA lists body, condition; the op's regions are cond, body
             called.reverse()
         callee = self.keyed.computations.get(called[region]) if region < len(called) else None
-        if callee is None or callee.name in self.keyed.parsed.names.made_by_xla:
+        if callee is None or callee.name in self.keyed.async_made:
             return None  # XLA made it (a sugared start's): its parameters were never written
         numbered = sorted((i.parameter_number, i.name) for i in callee.instructions if i.opcode == "parameter")
         return callee.name, [self.keyed.parsed.name(callee.name, name) for _, name in numbered]
@@ -335,7 +341,7 @@ def _wrapped_keys(keyed: _Keyed) -> dict[int, int]:
             callee = keyed.computations.get(start.called_computation_ids[0])
             # A computation XLA made around a sugared start (`reduce-scatter-start(…)`) holds
             # no name the input wrote: the wrapped op goes by the start, `<start>:<op kind>`.
-            if callee is not None and callee.name not in keyed.parsed.names.made_by_xla:
+            if callee is not None and callee.name not in keyed.async_made:
                 target = callee.root_id
         target_key = keyed.key_of_id.get(target)
         if target_key is not None:

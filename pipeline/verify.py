@@ -64,6 +64,7 @@ class HloInstruction:
     predecessors: list["HloInstruction"] = field(default_factory=list)
     is_root: bool = False
     index: int | None = None       # a get-tuple-element's
+    is_buffer: bool = False        # a buffer value (`b(f32[16])`)
 
     def __repr__(self) -> str:
         return f"<%{self.name} = {self.opcode} in %{self.computation}>"
@@ -81,6 +82,7 @@ def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[s
     `hlo`: HLO text, parsed here (in a child process with `isolate`: XLA
     aborts on some bad input), or XLA's parse of it already made (a
     `passes.hlo.Parsed`: the chain hands its own, as read)."""
+    from passes.hlo import proto as hlo_proto
     from passes.hlo.parsed import Parsed
     from passes.hlo.xla import XlaRejected
     from pipeline.xla import parse
@@ -96,7 +98,8 @@ def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[s
     for computation in parsed.proto.computations:
         # Local ids count in the order XLA made the instructions (its `instructions()`); the proto lists them in post order.
         protos = sorted(computation.instructions, key=lambda i: i.id & 0xFFFFFFFF)
-        by_id = {p.id: HloInstruction(computation.name, parsed.name(computation.name, p.name), p.opcode)
+        by_id = {p.id: HloInstruction(computation.name, parsed.name(computation.name, p.name), p.opcode,
+                                      is_buffer=p.shape.element_type == hlo_proto.BUFFER)
                  for p in protos}
         for p in protos:
             instr = by_id[p.id]
@@ -316,6 +319,9 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
             report = _verdict(read_hlo(text, where), module, link1)
             report.notes += [f"%{c}: the names are XLA's, not as written (its definitions could not be matched "
                              f"with XLA's instructions: two on one line?)" for c in text.names.unaligned]
+            with_edges = {e[0] for e in text.control_edges()} if text.names.made_by_xla else set()
+            report.notes += [f"%{c}: the names are XLA's (a computation the text writes inline, which XLA names)"
+                             for c in sorted(text.names.made_by_xla & with_edges)]
             return report
         finally:  # the memos hold this module's instructions: let them go with it
             _standing_in.cache_clear()
@@ -398,11 +404,12 @@ def _judge(computation: str, pred: HloInstruction, succ: HloInstruction, prog: _
 
 def _cannot_carry(succ: HloInstruction) -> bool:
     """What the HLO's structure says: S has no operand to take the edge, its
-    operand is pinned (a `*-done` / `async-update` reads its start directly),
-    or it only forwards values (a tuple, a get-tuple-element: ordering it
-    orders nothing; its readers are what must wait)."""
+    operand is pinned (a `*-done` / `async-update` reads its start directly)
+    or a buffer (`b(f32[16])`, which no op can stand for), or it only
+    forwards values (a tuple, a get-tuple-element: ordering it orders
+    nothing; its readers are what must wait)."""
     return (not succ.operands or succ.opcode.endswith("-done") or succ.opcode == "async-update"
-            or succ.opcode in _FORWARDING)
+            or succ.opcode in _FORWARDING or succ.operands[0].is_buffer)
 
 
 def _unordered_pairs(before: list, after: list, prog: _Program) -> list[str]:

@@ -188,3 +188,18 @@ ENTRY %main (x: f32[4]) -> f32[4] {
 def test_names_as_written_where_two_definitions_share_a_line():
     found = read_hlo(TWO_ON_A_LINE_RENAMED, "in.hlo")
     assert [(p.name, s.name) for s in found["helper"] for p in s.predecessors] == [("a", "b")]
+
+
+def test_where_the_names_cannot_be_aligned_the_report_says_they_are_xla_s():
+    """The chain and its verifier use the same names (XLA's, there), so the
+    edge is preserved, not lost and spurious; and the report says why those
+    names are not the text's."""
+    import pipeline
+
+    result = pipeline.run(TWO_ON_A_LINE_RENAMED, source_name="in.hlo", isolate=False)
+    assert [(e.computation, e.predecessor, e.successor, e.fate) for e in result.report.edges] == [
+        ("helper", "a.1", "b.1", "preserved")]
+    assert not result.report.spurious
+    assert result.report.notes == ["%helper: the names are XLA's, not as written (its definitions could not "
+                                   "be matched with XLA's instructions: two on one line?)"]
+    assert any(line.startswith("note: %helper:") for line in result.report.lines())

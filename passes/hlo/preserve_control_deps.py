@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, HAS_CONTROL_DEPS_VALUE, Fate
+from passes.hlo import proto as hlo_proto
 from passes.hlo.ir import Computation, Instruction, Module, no_cyclic_gc
 from passes.hlo.view import tuple_shape
 
@@ -110,6 +111,13 @@ def is_structural(instr: Instruction) -> bool:
     """Tuples and get-tuple-elements: XLA's importer folds them into the
     values they pack or unpack, so they have no op of their own after import."""
     return instr.opcode in ("tuple", "get-tuple-element")
+
+
+def is_buffer(instr: Instruction) -> bool:
+    """A buffer value (`b(f32[16])`): a control-dep call cannot stand for one
+    (measured with jaxlib 0.10.2: the imported custom_call does not verify,
+    "buffer output is not used in output_operand_alias")."""
+    return instr.shape.element_type == hlo_proto.BUFFER
 
 
 def _structural_sources(p: Instruction) -> list[Instruction]:
@@ -253,7 +261,7 @@ class _ComputationRewrite:
         looking through tuples and get-tuple-elements (they are not ops after
         import, so an edge into one would have nothing to land on)."""
         if (succ.operands and not is_structural(succ) and not pins_its_operands(succ)
-                and not begins_async_pair(succ.operands[0])):
+                and not begins_async_pair(succ.operands[0]) and not is_buffer(succ.operands[0])):
             return [(succ, succ.operands[0])], ""
         found: list[tuple[Instruction, Instruction]] = []
         reaches_root = [False]
@@ -264,8 +272,8 @@ class _ComputationRewrite:
             for user in self.users.of(value):
                 if user in self.feeds and user.operands[-1] is not value:
                     continue  # a predecessor of a call made here: it orders, it does not read
-                if is_structural(user):
-                    visit(user)
+                if is_structural(user) or is_buffer(value):
+                    visit(user)  # no op of its own, or it reads a buffer, which no call can wrap
                 elif user.opcode == "conditional" and user.operands[0] is not value:
                     # The importer inlines a branch operand into the branch: the
                     # conditional carries the edge on its selector (operand 0).

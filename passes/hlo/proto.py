@@ -108,6 +108,7 @@ _MAPS = [
 # xla.PrimitiveType values the chain asks about.
 TUPLE = 13
 TOKEN = 17
+BUFFER = 34  # `b(f32[16])`: a buffer (copy insertion's Pin/Unpin tests), its element in tuple_shapes
 # xla.CustomCallApiVersion: API_VERSION_ORIGINAL, what the decompiled
 # PreserveControlDeps gives its calls.
 API_VERSION_ORIGINAL = 1
