@@ -259,9 +259,10 @@ class Reify:
     name = "link #1"
 
     def run(self, work: Work) -> bool:
-        work.module = view_of(work.parsed)
-        work.link1 = PreserveControlDeps(bundle=work.options.bundle).run(work.module)
-        write_back(work.module)
+        with no_cyclic_gc():  # the view is many small objects and no cycles worth a collection
+            work.module = view_of(work.parsed)
+            work.link1 = PreserveControlDeps(bundle=work.options.bundle).run(work.module)
+            write_back(work.module)
         return work.link1.changed
 
 
