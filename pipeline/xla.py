@@ -117,18 +117,25 @@ def parse(text: str, source: str | None = None, *, isolate: bool = False,
     text = readable_text(text)
     if not isolate:
         return Parsed.from_text(text, source)
-    own = worker is None
-    worker = worker or XlaWorker()
-    try:
-        status, answer = worker.ask("parse", text.encode("utf-8"))
-    except WorkerDied as died:
-        raise aborted("XLA's parser", died.returncode, died.stderr, source) from None
-    finally:
-        if own:
-            worker.close()
+    status, answer = _in_child(worker, "parse", text.encode("utf-8"), "XLA's parser", source)
     if status != "ok":
         raise refusal(answer.decode("utf-8", "replace"), source)
     return Parsed.from_serialized(answer, text, source)
+
+
+def _in_child(worker: XlaWorker | None, command: str, payload: bytes, what: str,
+              source: str | None) -> tuple[str, bytes]:
+    """One request to `worker` (or to a child started and ended here); an
+    abort is an XlaRejected that names `what` aborted, and why."""
+    own = worker is None
+    worker = worker or XlaWorker()
+    try:
+        return worker.ask(command, payload)
+    except WorkerDied as died:
+        raise aborted(what, died.returncode, died.stderr, source) from None
+    finally:
+        if own:
+            worker.close()
 
 
 def check(text: str, source: str | None = None, *, isolate: bool = False) -> None:
@@ -148,15 +155,7 @@ def print_module(data: bytes, source: str | None = None, *, isolate: bool = Fals
             return xla_hlo.HloModule.from_serialized_hlo_module_proto(data).to_string(print_options())
         except Exception as err:  # jaxlib raises its own error type
             raise _refused_proto(source, first_said(str(err)) or str(err)) from None
-    own = worker is None
-    worker = worker or XlaWorker()
-    try:
-        status, answer = worker.ask("print", data)
-    except WorkerDied as died:
-        raise aborted("XLA reading link #1's output", died.returncode, died.stderr, source) from None
-    finally:
-        if own:
-            worker.close()
+    status, answer = _in_child(worker, "print", data, "XLA reading link #1's output", source)
     if status != "ok":
         said = answer.decode("utf-8", "replace")
         raise _refused_proto(source, first_said(said) or said)
