@@ -28,7 +28,7 @@ class Parsed:
     @classmethod
     def from_text(cls, text: str, source: str | None = None) -> Parsed:
         """XLA's parser on `text`, in this process (XlaRejected naming `source`).
-        XLA aborts the process on some bad input: `pipeline.xla_worker` parses in a child."""
+        XLA aborts the process on some bad input: `pipeline.xla.parse(isolate=True)` parses in a child."""
         from passes.hlo.xla import parse_with_xla
 
         return cls.from_serialized(parse_with_xla(text, source).as_serialized_hlo_module_proto(), text, source)
