@@ -119,8 +119,10 @@ class Computation:
     a start's matching done)."""
 
     def __init__(self, proto, name_of, computation_names: dict[int, str], is_entry: bool = False,
-                 same_names: bool = False):
+                 same_names: bool = False, successors: list | None = None, listed: list | None = None):
         self.proto = proto
+        self._successors = successors  # the protos with control predecessors, if the caller found them
+        self.listed = listed           # the instruction protos in the proto's order, before any edit
         self.name: str = proto.name
         self.is_entry = is_entry
         self._name_of = name_of                # xla name → the name as written
@@ -171,11 +173,16 @@ class Computation:
     def resolve(self, ids) -> list[Instruction]:
         return [self.get(i) for i in ids]
 
+    def successor_protos(self) -> list:
+        """The protos of the instructions with control predecessors, in the order the text defined them."""
+        found = self._successors
+        if found is None:
+            found = [i for i in self.proto.instructions if i.control_predecessor_ids]
+        return sorted(found, key=lambda i: i.id & 0xFFFFFFFF)
+
     def successors(self) -> list[Instruction]:
         """Instructions with control predecessors, in the order the text defined them."""
-        found = [i for i in self.proto.instructions if i.control_predecessor_ids]
-        found.sort(key=lambda i: i.id & 0xFFFFFFFF)
-        return [self.get(i.id) for i in found]
+        return [self.get(i.id) for i in self.successor_protos()]
 
     @property
     def root(self) -> Instruction:

@@ -56,6 +56,8 @@ class WrittenNames:
     made_by_xla: set[str] = field(default_factory=set)  # computations the text does not define (a sugared start's)
     text: str = ""
     same: bool = False
+    xla_names: frozenset[str] | None = None  # every instruction name XLA gave, when the check read them
+
 
     def name(self, computation: str, xla_name: str) -> str:
         return self.names.get((computation, xla_name), xla_name)
@@ -70,24 +72,30 @@ class WrittenNames:
 
 
 # A line that starts with `[ROOT] [%]name =`: a definition, or (rarely) an
-# attribute continued on its own line or a line inside a comment.
-_DEFINITION_LINE = re.compile(rf"^[ \t]*(?:ROOT[ \t]+)?%?({_NAME})[ \t]*=(?!=)", re.M)
+# attribute continued on its own line or a line inside a comment. Matched
+# after a newline (the text gets one in front), not with `^` and re.M: a
+# pattern that starts with a literal lets re skip to each newline at C
+# speed (3.3 ms against 7.4 ms on a 30k-instruction module).
+_DEFINITION_LINE = re.compile(rf"\n[ \t]*(?:ROOT[ \t]+)?%?({_NAME})[ \t]*=(?!=)")
 
 
-def names_of(text: str, module) -> WrittenNames:
+def names_of(text: str, module, instruction_lists: list[list] | None = None) -> WrittenNames:
     """The names as written for `module`, XLA's `HloModuleProto` of `text`.
     Where the lines that look like definitions name exactly the instructions
     XLA made, each once, XLA renamed nothing: no alignment is needed (the
     common case, and a C-speed check). Otherwise the definitions are found
     and aligned computation by computation (`written_names`)."""
-    xla_names = [i.name for c in module.computations for i in c.instructions]
-    defined = _DEFINITION_LINE.findall(text)
-    # XLA's names are unique: equal sets of equal sizes are equal lists, each name once.
-    if len(defined) == len(xla_names) and set(defined) == set(xla_names):
-        return WrittenNames(text=text, same=True)
+    lists = instruction_lists if instruction_lists is not None else [c.instructions for c in module.computations]
+    unique = frozenset(i.name for instructions in lists for i in instructions)  # XLA's names are unique
+    defined = _DEFINITION_LINE.findall("\n" + text)
+    # Equal sets of equal sizes: each name defined once, and the names XLA kept.
+    if len(defined) == len(unique) and unique == set(defined):
+        return WrittenNames(text=text, same=True, xla_names=unique)
     order = {c.name: [(i.name, i.opcode) for i in sorted(c.instructions, key=lambda i: i.id & 0xFFFFFFFF)]
              for c in module.computations}
-    return written_names(text, order)
+    found = written_names(text, order)
+    found.xla_names = unique
+    return found
 
 
 def scan(text: str) -> dict[str, list[Definition]]:

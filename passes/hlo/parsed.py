@@ -12,7 +12,7 @@ This is the one reading of HLO in the chain. Link #1 edits `proto`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from passes.hlo import proto as hlo_proto
 from passes.hlo.names import WrittenNames, names_of
@@ -24,6 +24,11 @@ class Parsed:
     names: WrittenNames
     text: str | None = None   # what XLA read (None: a proto given as it is)
     source: str | None = None  # the input's name in errors
+    # Each computation's instruction protos as Python objects, in the proto's
+    # order, until link #1 edits the proto (`take_instruction_lists`): the
+    # first touch of a message costs twice the next, so the readers before
+    # link #1 (the names' check, link #1's view) share one.
+    _lists: list[list] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_text(cls, text: str, source: str | None = None) -> Parsed:
@@ -37,8 +42,15 @@ class Parsed:
     def from_serialized(cls, data: bytes, text: str | None = None, source: str | None = None) -> Parsed:
         """XLA's serialized proto of `text` (or of no text: XLA's names are the names)."""
         module = hlo_proto.decode(data)
-        names = names_of(text, module) if text is not None else WrittenNames(same=True)
-        return cls(module, names, text, source)
+        lists = [list(c.instructions) for c in module.computations]
+        names = names_of(text, module, lists) if text is not None else WrittenNames(same=True)
+        return cls(module, names, text, source, lists)
+
+    def take_instruction_lists(self) -> list[list]:
+        """Each computation's instruction protos in the proto's order (see `_lists`),
+        for the one reader that goes on to edit the proto: later readers read it afresh."""
+        lists, self._lists = self._lists, None
+        return lists if lists is not None else [list(c.instructions) for c in self.proto.computations]
 
     def name(self, computation: str, xla_name: str) -> str:
         """The instruction's name as the input wrote it."""

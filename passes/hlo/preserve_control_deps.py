@@ -24,33 +24,14 @@ Whatever cannot be kept is dropped and reported, never lost silently.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, HAS_CONTROL_DEPS_VALUE, Fate
-from passes.hlo import proto as hlo_proto
+from passes.hlo import direct
 from passes.hlo.ir import Computation, Instruction, Module, no_cyclic_gc
+from passes.hlo.kinds import (  # noqa: F401  (EdgeFate and the tests of an instruction are this pass's API too)
+    NOT_PLAIN, EdgeFate, begins_async_pair, has_no_value_after_import, imports_as_future, is_buffer,
+    is_structural, looked_through, opens_async_pair, pins_its_operands)
 from passes.hlo.view import tuple_shape
-
-
-class EdgeFate(NamedTuple):
-    """Link #1's own account of one control edge: preserved, rerouted or dropped."""
-
-    computation: str
-    predecessor: str
-    successor: str
-    fate: Fate
-    # The (predecessor, successor) edges actually emitted for this one.
-    emitted: tuple[tuple[str, str], ...] = ()
-    reason: str = ""
-
-    def __str__(self) -> str:
-        edge = f"%{self.computation}: %{self.predecessor} -> %{self.successor}"
-        if self.fate is Fate.PRESERVED:
-            return f"{edge}: preserved"
-        if self.fate is Fate.REROUTED:
-            via = ", ".join(f"%{p} -> %{s}" for p, s in self.emitted)
-            return f"{edge}: rerouted to {via} ({self.reason})"
-        return f"{edge}: dropped ({self.reason})"
 
 
 @dataclass
@@ -66,60 +47,6 @@ class PreserveResult:
                 f"{self.count(Fate.REROUTED)} rerouted, {self.count(Fate.DROPPED)} dropped")
 
 
-# Starts that import as `!stablehlo.future`, a legal custom-call operand
-# (measured with jaxlib 0.10.2): the collective start opcodes, and an async
-# wrapper (`async-start, calls=`, or XLA's `reduce-scatter-start`-style
-# spelling of one) around these collectives. An async-start around anything
-# else, all-reduce and all-gather included, imports as `!mhlo.async_bundle`.
-_FUTURE_STARTS = frozenset({"all-reduce-start", "all-gather-start", "collective-permute-start"})
-_FUTURE_WRAPPED = frozenset({"reduce-scatter", "all-to-all", "collective-broadcast"})
-
-
-def begins_async_pair(instr: Instruction) -> bool:
-    """A `*-start` (or async-update, send, recv): only its `*-done` may read it."""
-    return opens_async_pair(instr.opcode)
-
-
-def opens_async_pair(opcode: str) -> bool:
-    """`begins_async_pair`, by opcode."""
-    return opcode.endswith("-start") or opcode in ("async-update", "send", "recv")
-
-
-def has_no_value_after_import(instr: Instruction, module: Module | None = None) -> bool:
-    """Measured with jaxlib 0.10.2: async-start, async-update, copy-start and
-    the other generic `*-start` ops import as `!mhlo.async_bundle`, which the
-    custom-call verifier rejects; send/recv hold a u32[] context with no MLIR
-    value (a tuple view of it makes the importer abort the process). The
-    exceptions import as a future (see `imports_as_future`)."""
-    return begins_async_pair(instr) and not imports_as_future(instr, module)
-
-
-def imports_as_future(instr: Instruction, module: Module | None = None) -> bool:
-    """Whether `instr` imports as `!stablehlo.future`: an operand a custom-call
-    takes, but no tuple holds. `module` finds what an `async-start` calls;
-    without it such a start counts as no future."""
-    if instr.opcode in _FUTURE_STARTS:
-        return True
-    if instr.opcode.endswith("-start") and instr.opcode[:-len("-start")] in _FUTURE_WRAPPED:
-        return True
-    if instr.opcode != "async-start" or module is None or not instr.called:
-        return False
-    return module.root_opcode(instr.called[0]) in _FUTURE_WRAPPED
-
-
-def is_structural(instr: Instruction) -> bool:
-    """Tuples and get-tuple-elements: XLA's importer folds them into the
-    values they pack or unpack, so they have no op of their own after import."""
-    return instr.opcode in ("tuple", "get-tuple-element")
-
-
-def is_buffer(instr: Instruction) -> bool:
-    """A buffer value (`b(f32[16])`): a control-dep call cannot stand for one
-    (measured with jaxlib 0.10.2: the imported custom_call does not verify,
-    "buffer output is not used in output_operand_alias")."""
-    return instr.shape.element_type == hlo_proto.BUFFER
-
-
 def _structural_sources(p: Instruction) -> list[Instruction]:
     """The ops behind a tuple / get-tuple-element predecessor (in order, once)."""
     if p.opcode == "get-tuple-element":
@@ -129,13 +56,8 @@ def _structural_sources(p: Instruction) -> list[Instruction]:
     return [p]
 
 
-# Predecessors that may not stand for themselves: a value made of others, or ready before all.
-_NOT_PLAIN = frozenset({"tuple", "get-tuple-element", "parameter"})
-
-
-def pins_its_operands(instr: Instruction) -> bool:
-    """XLA requires `*-done`/`*-update` to read their `*-start` directly."""
-    return instr.opcode.endswith("-done") or instr.opcode == "async-update"
+def _name(instr: Instruction) -> str:
+    return instr.name
 
 
 @dataclass(frozen=True)
@@ -145,6 +67,9 @@ class PreserveControlDeps:
     object holds its options only; what one run needs lives in `_Run`."""
 
     bundle: bool = False
+    # False: every computation through the general rewrite (the direct one,
+    # `passes.hlo.direct`, is held to it by the tests).
+    direct: bool = True
     name = "preserve-control-deps"
 
     def run(self, module: Module) -> PreserveResult:
@@ -156,7 +81,7 @@ class _Run:
     """One run of the pass over one module."""
 
     def __init__(self, options: PreserveControlDeps, module: Module):
-        self.bundle = options.bundle
+        self.bundle, self.direct = options.bundle, options.direct
         self.module = module
         self._taken: set[str] | None = None
         self._shape_bytes: dict[Instruction, bytes] = {}
@@ -164,7 +89,8 @@ class _Run:
     def run(self) -> PreserveResult:
         result = PreserveResult()
         for comp in self.module.computations:
-            _ComputationRewrite(self, comp, result).run()
+            if not (self.direct and direct.rewrite(self, comp, result)):  # the common case, on XLA's protos
+                _ComputationRewrite(self, comp, result).run()
         if any(e.fate is not Fate.DROPPED for e in result.edges):  # a call was made: as the binary, only then
             self.module.parsed.proto.frontend_attributes.map[HAS_CONTROL_DEPS] = HAS_CONTROL_DEPS_VALUE
         return result
@@ -181,7 +107,9 @@ class _Run:
         """Every name in the module, XLA's and as written: a made name is clear of both."""
         if self._taken is None:
             parsed = self.module.parsed
-            self._taken = {i.name for c in parsed.proto.computations for i in c.instructions}
+            xla = parsed.names.xla_names  # read once already, by the names' check
+            self._taken = set(xla) if xla is not None else {
+                i.name for c in parsed.proto.computations for i in c.instructions}
             self._taken.update(parsed.names.names.values())
         return self._taken
 
@@ -294,28 +222,11 @@ class _ComputationRewrite:
 
     def stand_ins(self, p: Instruction, targets: list[Instruction]):
         """What can be an operand in p's place: (instructions, reasons, why dropped)."""
-        if p.opcode not in _NOT_PLAIN and not opens_async_pair(p.opcode):
+        if p.opcode not in NOT_PLAIN and not opens_async_pair(p.opcode):
             return [p], [], ""  # the common case: p itself (what the general case below gives it)
-        reasons: list[str] = []
-        values = _structural_sources(p)
-        params = [v for v in values if v.opcode == "parameter"]
-        if params:
-            # A parameter is ready before any instruction of its computation
-            # runs: the decompiled pass skips such a predecessor (phase 1), in
-            # every computation. In a while body/condition or a branch it has
-            # no value of its own after import either, and in a reducer its
-            # value is the enclosing op's block argument.
-            implied = (f"implied: {', '.join('%' + v.name for v in params)} is a parameter of "
-                       f"%{self.comp.name}, ready before every instruction in it")
-            values = [v for v in values if v.opcode != "parameter"]
-            if not values:
-                return [], [], implied
-            reasons.append(implied)
-        if values != [p]:
-            if not values:
-                return [], [], f"%{p.name} is an empty tuple: it orders nothing"
-            reasons.append(f"%{p.name} ({p.opcode}) is no op after import; "
-                           f"{', '.join('%' + v.name for v in values)} stand(s) in")
+        values, reasons, dropped = looked_through(p, _structural_sources(p), self.comp.name, _name)
+        if dropped:
+            return [], [], dropped
         result = []
         for v in values:
             if not has_no_value_after_import(v, self.pass_.module):

@@ -25,8 +25,12 @@ def view_of(parsed) -> Module:
     module = parsed.proto
     names = {c.id: c.name for c in module.computations}
     same = parsed.names.same
-    with_edges = [Computation(c, parsed.name, names, c.id == module.entry_computation_id, same)
-                  for c in module.computations if any(i.control_predecessor_ids for i in c.instructions)]
+    with_edges = []
+    for c, instructions in zip(module.computations, parsed.take_instruction_lists()):
+        successors = [i for i in instructions if i.control_predecessor_ids]
+        if successors:
+            with_edges.append(Computation(c, parsed.name, names, c.id == module.entry_computation_id, same,
+                                          successors, instructions))
     return Module(parsed, with_edges, {c.name: c for c in module.computations})
 
 
