@@ -188,7 +188,7 @@ def test_cli_report_json_and_check(capsys):
 def test_cli_default_runs_the_chain_and_says_edges_in_and_out(capsys):
     assert cli.main([]) == 0
     captured = capsys.readouterr()
-    assert "module.add_dep_edge(loop, scaled)" in captured.out
+    assert "scaled.add_dep_edge(Dependency.DependencyEdge(src=loop, dst=scaled, idx_map=[], kind=Dependency.EdgeKind.ORDERED, predicates=[]))" in captured.out
     assert "4 HLO control edge(s)" in captured.err and "4 dep edge(s)" in captured.err
 
 

@@ -146,7 +146,7 @@ def test_chain_result_shows_source_dialect_report_and_the_program_folded(no_flat
     details = page.find(".//details")
     assert details.get("open") is None  # collapsed
     assert text(details.find("pre")) == no_flatten.penguin_source
-    assert "module.add_dep_edge(" in text(details.find("pre"))
+    assert ".add_dep_edge(Dependency.DependencyEdge(" in text(details.find("pre"))
 
 
 def test_chain_result_without_check_says_there_is_no_report():

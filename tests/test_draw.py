@@ -237,7 +237,7 @@ def test_cli_plot_to_standard_output_run(tmp_path, capsys):
     plot = tmp_path / "g.png"
     assert cli.main(["--plot", str(plot)]) == 0
     out, err = capsys.readouterr()
-    assert "module.add_dep_edge(loop, scaled)" in out
+    assert "scaled.add_dep_edge(Dependency.DependencyEdge(src=loop, dst=scaled, idx_map=[], kind=Dependency.EdgeKind.ORDERED, predicates=[]))" in out
     assert err.count("\n") == 1 and "4 dep edge(s)" in err
     assert plot.read_bytes()[:8] == PNG_MAGIC
 

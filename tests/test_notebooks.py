@@ -27,7 +27,7 @@ EXPECTED = {
         "= stablehlo.tuple %0#0, %0#1",                              # link #2's artifact
         "@AwsNeuronControlDep(%1, %2, %0#1)",                        # ... as an operand
         "@AwsNeuronControlDep(%0#0, %0#1, %1, %0#1)",                # link #3 flattened it
-        "module.add_dep_edge(loop, scaled)",                         # link #4
+        "scaled.add_dep_edge(Dependency.DependencyEdge(src=loop, dst=scaled, idx_map=[], kind=Dependency.EdgeKind.ORDERED, predicates=[]))",                         # link #4
         "%main: %loop -> %scale: rerouted",
         "main: ['zero', 'loop', 'copy.x', 'scale', 'scales', 'scaled', 'return']",  # the schedule
         # without link #1
@@ -39,7 +39,7 @@ EXPECTED = {
         "2 spurious",
         "%main: %loop -> %scale: lost at link #3 (flatten-control-dep-tuple-operands)",
         "%main: %loop:tuple -> %scaled: spurious at link #3",
-        "<Dependency loop:tuple -> scaled>   predecessor: stablehlo.tuple",
+        "<DependencyEdge loop:tuple -> scaled>   predecessor: stablehlo.tuple",
     ],
     "02_jax_regression.ipynb": [
         "copy-insertion.after_adding_copies_to_resolve_interference",

@@ -210,7 +210,9 @@ def var(source: str, name: str, computation: str) -> str:
 
 
 def dep(pred: str, succ: str) -> str:
-    return f"module.add_dep_edge({pred}, {succ})\n"
+    """A dep edge as link #4 writes it: the real printer's statement, on the successor."""
+    return (f"{succ}.add_dep_edge(Dependency.DependencyEdge(src={pred}, dst={succ}, idx_map=[], "
+            f"kind=Dependency.EdgeKind.ORDERED, predicates=[]))\n")
 
 
 def without(source: str, line: str) -> str:
@@ -387,7 +389,7 @@ def test_g_async_start_update_done_around_an_edge(dialect):
     assert fates(again) == fates(report) and again.ok
     # Without its dep edge the data still orders r after s (r reads d, which
     # reads u, which reads s): kept, not lost.
-    for line in re.findall(r"^module\.add_dep_edge\(.*\)\n", result.penguin_source, re.M):
+    for line in re.findall(r"^\w+\.add_dep_edge\(.*\)\n", result.penguin_source, re.M):
         assert verify(ASYNC, without(result.penguin_source, line)).ok
 
 
@@ -576,6 +578,6 @@ ENTRY %main {
     fates = {(e.predecessor, e.successor): e.fate for e in result.report.edges}
     assert fates[("t", "c")] == "rerouted" and result.report.ok
     # Without the dep edge from %k (the element that is an op), %r need not come after %t.
-    tampered = result.penguin_source.replace("module.add_dep_edge(k, r)\n", "")
+    tampered = result.penguin_source.replace(dep("k", "r"), "")
     assert tampered != result.penguin_source
     assert {(e.predecessor, e.successor): e.fate for e in verify(text, tampered).edges}[("t", "c")] == "lost"

@@ -21,7 +21,9 @@ def chain(text: str, dialect: str = "stablehlo"):
 
 
 def dep(pred: str, succ: str) -> str:
-    return f"module.add_dep_edge({pred}, {succ})\n"
+    """A dep edge as link #4 writes it: the real printer's statement, on the successor."""
+    return (f"{succ}.add_dep_edge(Dependency.DependencyEdge(src={pred}, dst={succ}, idx_map=[], "
+            f"kind=Dependency.EdgeKind.ORDERED, predicates=[]))\n")
 
 
 def without(source: str, *lines: str) -> str:

@@ -2,10 +2,11 @@
 
 A function (and every nested block of an op with regions) holds
 instructions in program order; `Block.schedule()` orders them by their
-data edges and the `Dependency`s of the module (an ordering without data,
-the "BIR" order). The `Module` that holds the functions and records the
-dependencies is in printer.penguin.module, which imports this module and
-the executor; nothing here imports either.
+data edges and the dependency edges of the module (an ordering without
+data, the "BIR" order; `printer.penguin.Dependency` defines them). The
+`Module` that holds the functions and records the dependencies is in
+printer.penguin.module, which imports this module and the executor;
+nothing here imports either.
 """
 
 from __future__ import annotations
@@ -84,6 +85,19 @@ class Instruction(Node):
             raise IndexError(f"{self.name} has {len(self.result_types)} result(s), not #{index}")
         return Value(self, index)
 
+    def add_dep_edge(self, edge):
+        """Record `edge` (a `Dependency.DependencyEdge` whose `dst` is this
+        instruction) in the module: this runs after `edge.src`. The form the
+        real printer emits, on the successor."""
+        if getattr(edge, "dst", None) is not self:
+            raise ValueError(f"add_dep_edge on {self.name}: the edge's dst must be {self.name}, "
+                             f"not {getattr(getattr(edge, 'dst', None), 'name', edge)!r}")
+        module = self.parent._module() if self.parent is not None else None
+        if module is None:
+            raise ValueError(f"add_dep_edge on {self.name}: the instruction is in no module's function")
+        module.dependencies.append(edge)
+        return edge
+
     def block(self, name: str, arguments: list[tuple[str, T]] = ()) -> Block:
         block = Block(name, parent=self)
         block.arguments = [Argument(n, t, block, i) for i, (n, t) in enumerate(arguments)]
@@ -92,17 +106,6 @@ class Instruction(Node):
 
     def __repr__(self) -> str:
         return f"<Instruction {self.name} = {self.opcode}>"
-
-
-@dataclass(eq=False)
-class Dependency:
-    """`successor` runs after `predecessor`; no data flows."""
-
-    predecessor: Node
-    successor: Instruction
-
-    def __repr__(self) -> str:
-        return f"<Dependency {self.predecessor.name} -> {self.successor.name}>"
 
 
 class ScheduleError(ValueError):

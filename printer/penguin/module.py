@@ -2,8 +2,11 @@
 
 A `Module` holds functions (printer.penguin.graph); a function (and every
 nested block of an op with regions) holds instructions in program order.
-`add_dep_edge(pred, succ)` records a `Dependency`: an ordering without data,
-which `schedule()` honours together with the data edges (the "BIR" order).
+A dependency edge (`printer.penguin.Dependency.DependencyEdge`: an ordering
+without data) is recorded by `succ.add_dep_edge(Dependency.DependencyEdge(
+src=pred, dst=succ, …))`, the form link #4 emits, or by the shorthand
+`module.add_dep_edge(pred, succ)`; `schedule()` honours the edges together
+with the data edges (the "BIR" order).
 `Module.execute` runs a function on numpy arrays in that order
 (printer.penguin.execute).
 
@@ -17,15 +20,16 @@ import re
 from itertools import islice
 from dataclasses import dataclass, field
 
+from printer.penguin.Dependency import DependencyEdge
 from printer.penguin.execute import execute
-from printer.penguin.graph import Argument, Dependency, Function, Instruction, Node, T, Value
+from printer.penguin.graph import Argument, Function, Instruction, Node, T
 
 
 @dataclass(eq=False)
 class Module:
     name: str
     functions: list[Function] = field(default_factory=list)
-    dependencies: list[Dependency] = field(default_factory=list)
+    dependencies: list[DependencyEdge] = field(default_factory=list)
 
     def function(self, name: str, arguments: list[tuple[str, T]] = ()) -> Function:
         fn = Function(name, module=self)
@@ -33,10 +37,10 @@ class Module:
         self.functions.append(fn)
         return fn
 
-    def add_dep_edge(self, predecessor: Node, successor: Instruction) -> Dependency:
-        if isinstance(predecessor, Value):
-            predecessor = predecessor.instruction
-        dep = Dependency(predecessor, successor)
+    def add_dep_edge(self, predecessor: Node, successor: Instruction) -> DependencyEdge:
+        """The shorthand for `successor.add_dep_edge(Dependency.DependencyEdge(src=predecessor,
+        dst=successor, idx_map=[], kind=Dependency.EdgeKind.ORDERED, predicates=[]))`."""
+        dep = DependencyEdge(predecessor, successor)
         self.dependencies.append(dep)
         return dep
 
