@@ -17,7 +17,6 @@ seconds under its name (the benchmark's stages).
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from dataclasses import dataclass
 
@@ -35,6 +34,7 @@ from passes.mlir import SCOPES, FlattenControlDepTupleOperands, FlattenError
 from printer import print_penguin
 from printer.penguin import Module as PenguinModule
 from pipeline.importer import ImportFailed, import_hlo
+from pipeline.program import run_program
 from pipeline.report import Report
 from pipeline.sources import load
 from pipeline.verify import verify
@@ -166,51 +166,9 @@ def _source_details(source: str) -> str:
 
 
 def execute(penguin_source: str, source: str = "<penguin>") -> PenguinModule:
-    """Run a Penguin program: its statements, in order, in one module
-    namespace; its module-level `module`.
-
-    CPython compiles a module as one code object, in time and memory that
-    grow faster than its length: a 490k-line program (300k instructions)
-    took 22.7 s and 4.4 GiB to compile, its ten 49k-line pieces 13 s and
-    0.8 GiB with running them (measured with Python 3.11). So a
-    long program is compiled and run in pieces cut between top-level
-    statements, each keeping its own line numbers for tracebacks. The graph
-    it builds holds no garbage cycles: the cyclic collector is off meanwhile."""
-    namespace: dict = {"__name__": "penguin_program"}
-    filename = f"<penguin program from {source}>"
-    with no_cyclic_gc():
-        for code in _compiled(penguin_source, filename):
-            exec(code, namespace)
-    return namespace["module"]
-
-
-_PIECE_LINES = 5_000
-# A line that can start a top-level statement of its own (not a clause like
-# `else:`); whether it is inside brackets or a string, compiling tells.
-_STATEMENT_START = re.compile(r"(?!(?:else|elif|except|finally|case)\b)[A-Za-z_]")
-
-
-def _compiled(source: str, filename: str) -> list:
-    """Code objects for consecutive pieces of about _PIECE_LINES lines, cut
-    before a line that starts a statement. If a piece does not compile alone
-    (a cut inside a string or brackets, or a real syntax error), the whole
-    text is compiled at once: it runs as one piece, or its error names the
-    real line."""
-    lines = source.splitlines(keepends=True)
-    if len(lines) <= 2 * _PIECE_LINES:
-        return [compile(source, filename, "exec")]
-    pieces, start = [], 0
-    while start < len(lines):
-        end = min(start + _PIECE_LINES, len(lines))
-        while end < len(lines) and not _STATEMENT_START.match(lines[end]):
-            end += 1
-        try:
-            code = compile("".join(lines[start:end]), filename, "exec")
-        except SyntaxError:
-            return [compile(source, filename, "exec")]
-        pieces.append(code.replace(co_firstlineno=code.co_firstlineno + start) if start else code)
-        start = end
-    return pieces
+    """Run a Penguin program (`pipeline.program`, the verifier's loader too):
+    its module-level `module`."""
+    return run_program(penguin_source, f"<penguin program from {source}>")["module"]
 
 
 @dataclass

@@ -558,9 +558,10 @@ def _program_module(program):
             raise VerifyError(f"cannot read program '{path}': {err.strerror}") from None
     else:
         program_source, where = program, "<penguin program>"
-    namespace: dict = {"__name__": "penguin_program"}
+    from pipeline.program import run_program  # the chain's loader: a long program runs in pieces
+
     try:
-        exec(compile(program_source, where, "exec"), namespace)
+        namespace = run_program(program_source, where)
     except KeyboardInterrupt:
         raise
     except BaseException as err:  # the user's file (a sys.exit too): say where it failed, in one line
