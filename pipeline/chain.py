@@ -39,6 +39,7 @@ from pipeline.report import Report
 from pipeline.sources import load
 from pipeline.verify import verify
 from pipeline.xla import XlaRejected, XlaWorker, parse, print_module, with_module_config
+from pipeline.xla_child import take_early
 
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
@@ -354,8 +355,8 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
     options = dataclasses.replace(options or Options(), **overrides) if overrides else (options or Options())
     work = Work(source, options)
     chain = steps(options, stop_after)
-    if options.isolate:
-        work.importer = XlaWorker()  # loads XLA on the other core while the input is read
+    if options.isolate:  # loads XLA on the other core while the input is read (or took the one the CLI started)
+        work.importer = take_early() or XlaWorker()
     try:
         for step in chain:
             start = time.perf_counter()

@@ -16,6 +16,7 @@ import sys
 from passes.control_dep import Fate
 from pipeline.cli_support import (Parser, UsageError, add_chain_options, chain_options, commit_file, guarded,
                                   stage_file, version_line, write_output)
+from pipeline import xla_child
 from pipeline.example import EXAMPLE_HLO, EXAMPLE_NAME
 
 PROG = "hlo2penguin"
@@ -148,7 +149,11 @@ def _main(argv: list[str]) -> int:
         return 0
     if args.plot is not None:
         plot_format(args.plot)  # a bad name fails before the chain runs
-    out, result, program = run(args)
+    xla_child.start_early()  # XLA's child loads jaxlib while this process imports the chain
+    try:
+        out, result, program = run(args)
+    finally:
+        xla_child.discard_early()  # not taken (the run failed before it started)
     staged = stage_plot(args.plot, program) if args.plot is not None else None
     try:
         write_output(args.output, out)

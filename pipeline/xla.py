@@ -4,15 +4,12 @@ HLO in the chain, and the oracle for every module it writes."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import tempfile
 
 from passes.hlo.parsed import Parsed
 from passes.hlo.xla import XlaRejected, canonical_text, parse_with_xla, print_options, refusal
 from pipeline.versions import xla_reads_tuple_element_operands
+from pipeline.xla_child import WorkerDied, XlaWorker
 
 __all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "check",
            "first_said", "parse", "parse_with_xla", "print_module", "refusal"]
@@ -20,82 +17,6 @@ __all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", 
 
 # The `%t#i` operand; jaxlib 0.10.2's parser does not know it (pipeline.versions).
 TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
-
-
-class WorkerDied(Exception):
-    """The child ended without answering (XLA aborted it): its exit status and what it printed."""
-
-    def __init__(self, returncode: int, stderr: str):
-        super().__init__(f"signal {-returncode}" if returncode < 0 else f"exit status {returncode}")
-        self.returncode, self.stderr = returncode, stderr
-
-
-class XlaWorker:
-    """A child process that runs XLA for the chain (`pipeline._import_worker`):
-    start it early, `ask` it in order, `close()` it. Its stderr (XLA's logs
-    and, on an abort, its reason) goes to a file, so it can never fill a pipe."""
-
-    def __init__(self):
-        self._stderr = tempfile.TemporaryFile()
-        # The child runs this very copy of the chain, whatever the working
-        # directory holds (`-m` would look there first). Pipes unbuffered:
-        # a child that died leaves nothing to flush at exit.
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        start = f"import sys; sys.path.insert(0, {root!r}); from pipeline._import_worker import main; main()"
-        self.process = subprocess.Popen([sys.executable, "-c", start], bufsize=0,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
-
-    def ask(self, command: str, payload: bytes) -> tuple[str, bytes]:
-        """(status, answer) for one request; WorkerDied if the child ended instead."""
-        try:
-            data = memoryview(f"{command} {len(payload)}\n".encode() + payload)
-            while data:
-                data = data[self.process.stdin.write(data):]
-        except OSError:
-            pass  # it died: the answer below says how
-        header = self._read_line()
-        if not header:
-            self.process.wait()
-            self._stderr.seek(0)
-            raise WorkerDied(self.process.returncode, self._stderr.read().decode("utf-8", "replace"))
-        status, _, length = header.decode().partition(" ")
-        return status, self._read(int(length))
-
-    def _read_line(self) -> bytes:
-        line = bytearray()
-        while not line.endswith(b"\n"):
-            byte = self.process.stdout.read(1)
-            if not byte:
-                return b""
-            line += byte
-        return bytes(line)
-
-    def _read(self, length: int) -> bytes:
-        chunks, left = [], length
-        while left:
-            chunk = self.process.stdout.read(left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def close(self) -> None:
-        try:
-            self.process.stdin.close()  # the end of its input: the child exits
-        except OSError:
-            pass
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.process.stdout.close()
-        self._stderr.close()
 
 
 def readable_text(text: str) -> str:
