@@ -76,7 +76,9 @@ class _Printer:
         self.suffixes: dict[str, int] = {}  # variable base → last numeric suffix used
         self.op_variables: dict = {}  # MLIR op → its Penguin instruction's variable
         self.pending: list = []       # (predecessor variables or ops, control-dep call)
-        self.types: dict = {}         # MLIR type → its `T('…')` source (a few types recur on every op)
+        self.types: dict = {}         # MLIR type → the variable of its `T('…')`, defined once up front
+        self.type_lines: list[str] = []
+        self.block_computations: dict[str, str | None] = {}  # block variable → its ops' usual computation
 
     def print(self, module: ir.Module) -> str:
         op = module.operation
@@ -93,6 +95,9 @@ class _Printer:
             if fn.operation.name == FUNC_FUNC:
                 self.function(fn.operation)
         self.control_deps()
+        if self.type_lines:  # each type once, before the first function uses it
+            at = self.lines.index(f"module = Module({name!r})") + 1
+            self.lines[at:at] = ["", "# Types"] + self.type_lines
         if self.edges or _carries_control_deps(op):
             self.lines.insert(self.lines.index(_RUNTIME) + 1, "from printer.penguin import Dependency")
         if self.edges:
@@ -106,7 +111,8 @@ class _Printer:
         block = fn.regions[0].blocks[0]
         var = self.variable(f"fn_{name}")
         args = [(self.argument_name(a, i), a.type) for i, a in enumerate(block.arguments)]
-        self.lines += ["", f"# func @{name}", f"{var} = module.function({name!r}, {self.pairs(args)})"]
+        self.lines += ["", f"# func @{name}", f"{var} = module.function({name!r}, {self.pairs(args)}"
+                       f"{self.block_computation(block, var)})"]
         self.bind_arguments(block, var)
         self.block_body(block, var)
 
@@ -130,9 +136,27 @@ class _Printer:
                     label += f".{j}"
                 var = self.variable(f"{op_var}_{label}")
                 args = [(self.argument_name(a, k), a.type) for k, a in enumerate(block.arguments)]
-                self.lines.append(f"{var} = {op_var}.block({label!r}, {self.pairs(args)})")
+                self.lines.append(f"{var} = {op_var}.block({label!r}, {self.pairs(args)}"
+                                  f"{self.block_computation(block, var)})")
                 self.bind_arguments(block, var)
                 self.block_body(block, var)
+
+    def block_computation(self, block: ir.Block, var: str) -> str:
+        """`, computation='c'` for a block whose first named op is of `c`: the
+        block's default, which its ops then need not repeat (most share it)."""
+        names = self.names
+        computation = None
+        for op in block.operations:
+            planned = names.get(op.operation)
+            if planned is not None and planned[1] is not None:
+                computation = planned[1]
+                break
+        self.block_computations[var] = computation
+        return f", computation={computation!r}" if computation is not None else ""
+
+    def computation_argument(self, computation: str | None, block_var: str) -> str:
+        """`, computation=…` where an op's computation is not its block's."""
+        return "" if computation == self.block_computations.get(block_var) else f", computation={computation!r}"
 
     # -- naming --------------------------------------------------------------
 
@@ -166,11 +190,13 @@ class _Printer:
         return "[" + ", ".join(f"({n!r}, {self.type_source(t)})" for n, t in args) + "]"
 
     def type_source(self, type_: ir.Type) -> str:
-        """`T('tensor<8xf32>')`, printed once per type: MLIR types are uniqued,
-        so equal types hash alike."""
+        """The variable of the type's `T('tensor<8xf32>')`, defined once at the
+        top of the program (MLIR types are uniqued: equal types hash alike)."""
         source = self.types.get(type_)
         if source is None:
-            source = self.types[type_] = f"T({str(type_)!r})"
+            text = str(type_)
+            source = self.types[type_] = self.variable(_type_hint(text))
+            self.type_lines.append(f"{source} = T({text!r})")
         return source
 
     def operand(self, value) -> str:
@@ -218,6 +244,13 @@ class _Printer:
 
 
 _RUNTIME = "from printer.penguin import Module, T, dense"
+_TYPE_WORDS = re.compile(r"[^0-9A-Za-z]+")
+
+
+def _type_hint(text: str) -> str:
+    """A variable name for a type: `tensor<4x8xf32>` → `t_4x8xf32`, `!stablehlo.token` → `t_stablehlo_token`."""
+    inner = text[len("tensor<"):-1] if text.startswith("tensor<") and text.endswith(">") else text
+    return "t_" + (_TYPE_WORDS.sub("_", inner).strip("_")[:40] or "type")
 # What every edge the real printer writes says besides its ends.
 _EDGE_REST = "idx_map=[], kind=Dependency.EdgeKind.ORDERED, predicates=[]"
 
@@ -400,7 +433,7 @@ def _generic(p: _Printer, op: ir.Operation, block_var: str) -> None:
     result_types = ", ".join([p.type_source(t) for t in results.types])
     attrs = _attributes(op)
     extra = f", {attrs}" if attrs else ""
-    where = f", computation={computation!r}" if computation else ""
+    where = p.computation_argument(computation, block_var)
     p.lines.append(f"{var} = {block_var}.op({op.name!r}, {name!r}, [{operands}], [{result_types}]{extra}{where})")
     if len(results) == 1:
         p.values[results[0]] = var
@@ -415,7 +448,8 @@ def _generic(p: _Printer, op: ir.Operation, block_var: str) -> None:
 @emitter(*RETURN_OPS)
 def _return(p: _Printer, op: ir.Operation, block_var: str) -> None:
     var = p.variable("ret")
-    p.lines.append(f"{var} = {block_var}.op({op.name!r}, 'return', [{p.operand_list(op)}])")
+    p.lines.append(f"{var} = {block_var}.op({op.name!r}, 'return', [{p.operand_list(op)}]"
+                   f"{p.computation_argument(None, block_var)})")
     p.op_variables[op] = var
 
 

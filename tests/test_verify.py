@@ -202,9 +202,13 @@ def source_of(text: str, dialect: str = "stablehlo") -> str:
 
 
 def var(source: str, name: str, computation: str) -> str:
-    """The program's variable for the op named `name` in `computation`."""
-    found = re.findall(rf"^(\w+) = \w+\.op\('[^']*', '{re.escape(name)}', .*computation='{computation}'\)$",
-                       source, re.M)
+    """The program's variable for the op named `name` in `computation` (read
+    from what the program builds, whatever form its lines take)."""
+    from pipeline.program import run_program
+    from printer.penguin import Instruction
+
+    found = [v for v, value in run_program(source, "<test>").items()
+             if isinstance(value, Instruction) and (value.name, value.computation) == (name, computation)]
     assert len(found) == 1, (name, computation, found)
     return found[0]
 

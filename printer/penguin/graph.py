@@ -20,21 +20,28 @@ _TENSOR = re.compile(r"^tensor<((?:[0-9?]+x)*)([a-z][a-z0-9]*)>$")
 
 @dataclass(frozen=True)
 class T:
-    """A result type: the MLIR type text, with shape and dtype for tensors."""
+    """A result type: the MLIR type text, with shape and dtype for tensors
+    (read from the text once, when first asked for). A program names each
+    type once and shares the object among the instructions of that type."""
 
     text: str
 
     @property
     def shape(self) -> tuple[int, ...] | None:
-        m = _TENSOR.match(self.text)
-        if not m:
-            return None
-        return tuple(int(d) if d != "?" else -1 for d in m.group(1).split("x") if d)
+        return self._parsed()[0]
 
     @property
     def dtype(self) -> str | None:
-        m = _TENSOR.match(self.text)
-        return m.group(2) if m else None
+        return self._parsed()[1]
+
+    def _parsed(self) -> tuple:
+        found = self.__dict__.get("_shape_dtype")
+        if found is None:
+            m = _TENSOR.match(self.text)
+            found = (None, None) if not m else (
+                tuple(int(d) if d != "?" else -1 for d in m.group(1).split("x") if d), m.group(2))
+            object.__setattr__(self, "_shape_dtype", found)  # a cache, not a field: equality stays the text's
+        return found
 
     def __str__(self) -> str:
         return self.text
@@ -98,8 +105,9 @@ class Instruction(Node):
         module.dependencies.append(edge)
         return edge
 
-    def block(self, name: str, arguments: list[tuple[str, T]] = ()) -> Block:
-        block = Block(name, parent=self)
+    def block(self, name: str, arguments: list[tuple[str, T]] = (), computation: str | None = None) -> Block:
+        """A nested block; `computation`: the HLO computation of its instructions unless one says otherwise."""
+        block = Block(name, parent=self, computation=computation)
         block.arguments = [Argument(n, t, block, i) for i, (n, t) in enumerate(arguments)]
         self.blocks.append(block)
         return block
@@ -119,15 +127,19 @@ class Block:
     instructions: list[Instruction] = field(default_factory=list)
     parent: Instruction | None = None
     module: Module | None = None  # printer.penguin.module.Module: a name only, not imported
+    computation: str | None = None  # the HLO computation of an instruction that names none
 
     @property
     def args(self) -> list[Argument]:
         return self.arguments
 
     def op(self, opcode: str, name: str, operands=(), results=(), attributes=None,
-           computation: str | None = None) -> Instruction:
+           computation: str | None = ...) -> Instruction:
+        """An instruction at the end of this block. Without `computation` it
+        is the block's (`computation=None`: none)."""
         instr = Instruction(name, opcode, list(operands), [r if isinstance(r, T) else T(r) for r in results],
-                            dict(attributes or {}), computation=computation, parent=self)
+                            dict(attributes or {}), computation=self.computation if computation is ... else computation,
+                            parent=self)
         self.instructions.append(instr)
         return instr
 

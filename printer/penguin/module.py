@@ -31,8 +31,9 @@ class Module:
     functions: list[Function] = field(default_factory=list)
     dependencies: list[DependencyEdge] = field(default_factory=list)
 
-    def function(self, name: str, arguments: list[tuple[str, T]] = ()) -> Function:
-        fn = Function(name, module=self)
+    def function(self, name: str, arguments: list[tuple[str, T]] = (), computation: str | None = None) -> Function:
+        """A function; `computation`: the HLO computation of its instructions unless one says otherwise."""
+        fn = Function(name, module=self, computation=computation)
         fn.arguments = [Argument(n, t if isinstance(t, T) else T(t), fn, i) for i, (n, t) in enumerate(arguments)]
         self.functions.append(fn)
         return fn
