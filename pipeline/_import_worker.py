@@ -12,6 +12,7 @@ a line `<command> <length>` and `length` bytes; the answer is a line
     parse   HLO text         → ok: XLA's serialized HloModuleProto | refused: XLA's message
     import  serialized proto → ok: StableHLO bytecode               | failed: the importer's message
     print   serialized proto → ok: XLA's printing of the module     | refused: XLA's message
+    compile pieces of a long Penguin program (marshal) → ok: their code objects (marshal)
 
 The parent starts the child before it has anything to ask, so that Python
 and jaxlib load on the other core meanwhile.
@@ -44,6 +45,8 @@ def serve(stdin, stdout) -> None:
 
                 module = xla_hlo.HloModule.from_serialized_hlo_module_proto(payload)
                 _answer(stdout, "ok", module.to_string(print_options()).encode())
+            elif command == "compile":  # pieces of a long Penguin program (pipeline.program)
+                _answer(stdout, *_compile(payload))
             elif command == "import":
                 try:
                     _answer(stdout, "ok", xla_ext.mlir.hlo_to_stablehlo(payload))
@@ -53,6 +56,18 @@ def serve(stdin, stdout) -> None:
                 _answer(stdout, "failed", f"unknown command {command!r}".encode())
         except Exception as err:  # the parser's refusal (jaxlib raises its own error type)
             _answer(stdout, "refused", str(err).encode())
+
+
+def _compile(payload: bytes) -> tuple[str, bytes]:
+    import marshal
+
+    from pipeline.program import compile_piece
+
+    filename, pieces = marshal.loads(payload)
+    try:
+        return "ok", marshal.dumps([compile_piece(text, filename, start) for start, text in pieces])
+    except SyntaxError as err:  # the parent compiles the whole text: its error names the real line
+        return "failed", str(err).encode()
 
 
 def main() -> None:

@@ -166,10 +166,10 @@ def _source_details(source: str) -> str:
             f"<pre>{html.escape(source)}</pre></details>")
 
 
-def execute(penguin_source: str, source: str = "<penguin>") -> PenguinModule:
+def execute(penguin_source: str, source: str = "<penguin>", helper: XlaWorker | None = None) -> PenguinModule:
     """Run a Penguin program (`pipeline.program`, the verifier's loader too):
-    its module-level `module`."""
-    return run_program(penguin_source, f"<penguin program from {source}>")["module"]
+    its module-level `module`. `helper`: XLA's child, which compiles half of a long program meanwhile."""
+    return run_program(penguin_source, f"<penguin program from {source}>", helper)["module"]
 
 
 @dataclass
@@ -320,7 +320,7 @@ class Check:
     name = "check"
 
     def run(self, work: Work) -> bool:
-        work.program = execute(work.penguin_source, work.name)
+        work.program = execute(work.penguin_source, work.name, helper=work.importer)
         work.report = _report(work)
         return False
 

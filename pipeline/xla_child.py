@@ -39,11 +39,19 @@ class XlaWorker:
     def ask(self, command: str, payload: bytes) -> tuple[str, bytes]:
         """(status, answer) for one request; WorkerDied if the child ended instead."""
         try:
-            data = memoryview(f"{command} {len(payload)}\n".encode() + payload)
-            while data:
-                data = data[self.process.stdin.write(data):]
+            self.submit(command, payload)
         except OSError:
             pass  # it died: the answer below says how
+        return self.collect()
+
+    def submit(self, command: str, payload: bytes) -> None:
+        """Send one request; `collect` its answer (the caller works meanwhile)."""
+        data = memoryview(f"{command} {len(payload)}\n".encode() + payload)
+        while data:
+            data = data[self.process.stdin.write(data):]
+
+    def collect(self) -> tuple[str, bytes]:
+        """(status, answer) of the request sent last; WorkerDied if the child ended instead."""
         header = self._read_line()
         if not header:
             self.process.wait()

@@ -176,12 +176,83 @@ def test_the_verifier_run_alone_loads_a_long_program_as_the_chain_does(long_prog
     pieces = []
     real = program.compiled
 
-    def counted(source, filename):
+    def counted(source, filename, helper=None):
         pieces.append(filename)
-        return real(source, filename)
+        return real(source, filename, helper)
 
     monkeypatch.setattr(program, "compiled", counted)
     report = verify(hlo, path)
     assert pieces == [str(path)] and len(real(long_program, "long")) > 1
     chained = pipeline.run(hlo, check=True, isolate=False).report
     assert report.ok and report.lines() == chained.lines() and report.dep_edges > 1000
+
+
+def _pieces_of(source: str) -> list[tuple[int, str]]:
+    from pipeline import program
+
+    return program._pieces(source.splitlines(keepends=True))
+
+
+def test_xla_s_child_compiles_half_of_a_long_program_and_it_builds_the_same(long_program, monkeypatch):
+    from pipeline import program
+    from pipeline.xla_child import XlaWorker
+
+    monkeypatch.setattr(program, "_PIECE_LINES", 1000)  # a dozen pieces, half of them the child's
+
+    sent = []
+    real_submit = XlaWorker.submit
+
+    def spying(self, command, payload):
+        sent.append(command)
+        return real_submit(self, command, payload)
+
+    monkeypatch.setattr(XlaWorker, "submit", spying)
+    worker = XlaWorker()
+    try:
+        helped = program.run_program(long_program, "long", worker)["module"]
+        assert sent == ["compile"] and len(_pieces_of(long_program)) >= 10
+        assert worker.ask("parse", b"HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")[0] == "ok"
+    finally:
+        worker.close()
+    alone = _whole(long_program)
+    assert helped.dep_edges() == alone.dep_edges()
+    assert [(i.name, i.opcode, i.computation) for i in helped.instructions()] == \
+        [(i.name, i.opcode, i.computation) for i in alone.instructions()]
+
+
+def test_a_piece_the_child_compiled_keeps_the_program_s_line_numbers(long_program):
+    """Errors in the child's half (the odd pieces) name their own lines, at
+    run time and at compile time, and the child answers on after either."""
+    from pipeline import program
+    from pipeline.xla_child import XlaWorker
+
+    lines = long_program.splitlines()
+    start, text = _pieces_of(long_program)[1]
+    target = start + next(i for i, line in enumerate(text.splitlines()) if ".op(" in line and " = " in line)
+    worker = XlaWorker()
+    try:
+        broken = lines[:target] + [lines[target].replace(" = ", " = 1 / 0 or ", 1)] + lines[target + 1:]
+        with pytest.raises(ZeroDivisionError) as failed:
+            program.run_program("\n".join(broken) + "\n", "long", worker)
+        assert traceback.extract_tb(failed.value.__traceback__)[-1].lineno == target + 1
+        unclosed = lines[:target] + [lines[target] + " ("] + lines[target + 1:]
+        with pytest.raises(SyntaxError) as refused:
+            program.run_program("\n".join(unclosed) + "\n", "long", worker)
+        assert refused.value.lineno == target + 1
+        assert worker.alive and worker.ask("compile", __import__("marshal").dumps(("x", [(0, "a = 1\n")])))[0] == "ok"
+    finally:
+        worker.close()
+
+
+def test_a_long_program_still_runs_if_xla_s_child_has_died(long_program):
+    from pipeline import program
+    from pipeline.xla_child import XlaWorker
+
+    worker = XlaWorker()
+    worker.process.kill()
+    worker.process.wait()
+    try:
+        module = program.run_program(long_program, "long", worker)["module"]
+    finally:
+        worker.close()
+    assert module.dep_edges() == _whole(long_program).dep_edges()
