@@ -33,7 +33,7 @@ from passes.locations import hlo_name
 from passes.mlir import SCOPES, FlattenControlDepTupleOperands, FlattenError
 from printer import print_penguin
 from printer.penguin import Module as PenguinModule
-from pipeline.importer import ImportFailed, import_hlo
+from pipeline.importer import HloNames, ImportFailed, import_keyed
 from pipeline.program import run_program
 from pipeline.report import Report
 from pipeline.sources import load
@@ -84,18 +84,25 @@ class Snapshot:
     30k-instruction module takes 0.03 s to clone and 0.6 s to print, and most
     runs never look. Edges it carries (`visible_edges`) are read on demand too."""
 
-    def __init__(self, operation: ir.Operation, debug_info: bool):
+    def __init__(self, operation: ir.Operation, debug_info: bool, names: HloNames | None = None):
         self.operation, self.debug_info = operation, debug_info
+        self._names = names  # the module is at its key locations: restored on first use
         self._text: str | None = None
+
+    def _restored(self) -> ir.Operation:
+        if self._names is not None:
+            self._names.restore(self.operation)
+            self._names = None
+        return self.operation
 
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = self.operation.get_asm(enable_debug_info=self.debug_info)
+            self._text = self._restored().get_asm(enable_debug_info=self.debug_info)
         return self._text
 
     def edges(self, through_tuples: bool) -> set[tuple[str | None, str, str]]:
-        return visible_edges(self.operation, through_tuples)
+        return visible_edges(self._restored(), through_tuples)
 
 
 @dataclass
@@ -187,7 +194,8 @@ class Work:
     hlo_proto: bytes = b""             # link #1's output, serialized
     hlo: str = ""                      # link #1's output as XLA prints it (when the chain stops there)
     importer: XlaWorker | None = None  # XLA's child, with isolate
-    mlir: ir.Module | None = None
+    mlir: ir.Module | None = None      # at its key locations (`names` reads them)
+    names: HloNames | None = None
     imported: Snapshot | None = None   # after link #2 (with check)
     flattened: Snapshot | None = None  # after link #3 (with check)
     penguin_source: str = ""
@@ -275,13 +283,14 @@ class Import:
     def run(self, work: Work) -> bool:
         o = work.options
         try:
-            work.mlir = import_hlo(work.parsed, o.dialect, isolate=o.isolate, source_name=work.where,
-                                   worker=work.importer, consume=True)
+            # At its key locations: links #3 and #4 read the names through the table.
+            work.mlir, work.names = import_keyed(work.parsed, o.dialect, isolate=o.isolate,
+                                                 source_name=work.where, worker=work.importer, consume=True)
         except ImportFailed:
             _refuse_if_xla_cannot_read_its_own_proto(work)
             raise
         if o.check:  # link #3 rewrites the module in place
-            work.imported = Snapshot(work.mlir.operation.clone(), o.debug_info)
+            work.imported = Snapshot(work.mlir.operation.clone(), o.debug_info, work.names)
         return True
 
 
@@ -297,7 +306,7 @@ class Flatten:
                                                  until_unchanged=True)
         changed = flatten.run(work.mlir).changed
         if o.check:  # nothing rewrites it after link #3
-            work.flattened = Snapshot(work.mlir.operation, o.debug_info)
+            work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)
         return changed
 
 
@@ -308,9 +317,9 @@ class Print:
 
     def run(self, work: Work) -> bool:
         try:
-            work.penguin_source = print_penguin(work.mlir, work.name, work.options.dialect)
+            work.penguin_source = print_penguin(work.mlir, work.name, work.options.dialect, names=work.names)
         except ControlDepError as err:  # a control-dep call with no operand
-            raise _in_hlo(err, work.parsed, work.where) from None
+            raise _in_hlo(err, work.parsed, work.where, work.names) from None
         return False
 
 
@@ -369,9 +378,10 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
     return work.result()
 
 
-def _in_hlo(err: ControlDepError, parsed: Parsed, where: str) -> ControlDepError:
+def _in_hlo(err: ControlDepError, parsed: Parsed, where: str, names: HloNames | None = None) -> ControlDepError:
     """The same error, placed at the HLO instruction's line (`file:line`)."""
-    name, computation = hlo_name(err.location) if err.location is not None else (None, None)
+    of = names.of_location if names is not None else hlo_name
+    name, computation = of(err.location) if err.location is not None else (None, None)
     line = parsed.line_as_written(computation, name) if name and computation else None
     return ControlDepError(f"%{name}: {err.message}", f"{where}:{line}", err.location) if line else err
 
@@ -427,6 +437,7 @@ def _report(work: Work) -> Report:
     renamed = {(c.name, i.name): i.operands[0].name for c, i in work.module.instructions()
                if i.opcode in ("send-done", "recv-done")} if work.module is not None else {}
     after_import = work.imported.edges(through_tuples=True)  # what link #2 delivered
+    work.names.restore(work.mlir)  # the run is over: the live module may take its HLO locations
     after_flatten = visible_edges(work.mlir, through_tuples=False)  # what the printer saw
     for index, edge in enumerate(report.edges):
         if edge.fate != Fate.LOST:

@@ -41,7 +41,8 @@ from passes.locations import hlo_location, hlo_name, key_name, key_of
 from pipeline.mlir_context import make_context, register_passes
 from pipeline.xla import WorkerDied, XlaWorker, abort_reason, first_said, parse
 
-__all__ = ["DIALECTS", "ImportFailed", "UnknownDialect", "XlaWorker", "import_hlo", "refuse_known_aborts",
+__all__ = ["DIALECTS", "HloNames", "ImportFailed", "UnknownDialect", "XlaWorker", "import_hlo", "import_keyed",
+           "refuse_known_aborts",
            "run_pipeline"]
 
 
@@ -62,8 +63,23 @@ def import_hlo(source: Parsed | str, dialect: str = "stablehlo", *, context: ir.
                source_name: str | None = None, worker: XlaWorker | None = None,
                consume: bool = False) -> ir.Module:
     """HLO (XLA's parse, or text XLA parses here) → a verified MLIR module in
-    `dialect`. With `isolate`, XLA runs in a child (`worker`, or one started
-    here). `consume`: the parse may be keyed in place (the chain's own, done with)."""
+    `dialect`, each op at its HLO location. With `isolate`, XLA runs in a child
+    (`worker`, or one started here). `consume`: the parse may be keyed in place
+    (the chain's own, done with)."""
+    mlir, names = import_keyed(source, dialect, context=context, isolate=isolate,
+                               keep_dead_copies=keep_dead_copies, source_name=source_name, worker=worker,
+                               consume=consume)
+    names.restore(mlir)
+    return mlir
+
+
+def import_keyed(source: Parsed | str, dialect: str = "stablehlo", *, context: ir.Context | None = None,
+                 isolate: bool = True, keep_dead_copies: bool = False,
+                 source_name: str | None = None, worker: XlaWorker | None = None,
+                 consume: bool = False) -> tuple[ir.Module, HloNames]:
+    """`import_hlo`, with each op left at its key location (`loc("h2p.N")`)
+    and the table that names it (`HloNames`): the chain reads names through
+    the table and restores locations only where MLIR text is printed."""
     row = dialect_row(dialect)  # UnknownDialect, before any work
     own = isolate and worker is None
     if own:
@@ -85,7 +101,6 @@ def import_hlo(source: Parsed | str, dialect: str = "stablehlo", *, context: ir.
     except ir.MLIRError as err:  # the importer does not verify what it writes
         raise ImportFailed(f"{source_name or 'module'}: link #2 (XLA's importer) produced a module "
                            f"that does not verify: {_mlir_error(err, keyed.origins)}") from None
-    _restore_locations(mlir, keyed)
     pipeline = ([] if keep_dead_copies else ["symbol-dce"]) + list(row.from_stablehlo)
     if pipeline:
         try:
@@ -94,10 +109,69 @@ def import_hlo(source: Parsed | str, dialect: str = "stablehlo", *, context: ir.
             hint = (f"; --dialect {next(iter(DIALECTS))} keeps the module as imported"
                     if row.from_stablehlo else "")
             raise ImportFailed(f"{source_name or 'module'}: link #2 ({', '.join(pipeline)}) failed: "
-                               f"{_mlir_error(err)}{hint}") from None
+                               f"{_mlir_error(err, keyed.origins)}{hint}") from None
     if not mlir.operation.verify():
         raise ImportFailed(f"{source_name or 'module'}: the imported module does not verify")
-    return mlir
+    return mlir, HloNames(keyed, mlir)
+
+
+class HloNames:
+    """The HLO name and computation of each op of a keyed module (`import_keyed`),
+    read from the key its location carries through one table (the key's
+    instruction as written), as `restore` would write them into locations:
+    the op an async start wraps goes by its start's or callee's name, and the
+    block arguments of an inlined region by the callee's parameters."""
+
+    def __init__(self, keyed: _Keyed, mlir: ir.Module):
+        self.keyed, self.origins = keyed, keyed.origins
+        self.wrapped = _wrapped_keys(keyed)
+        self.parameters = _CalleeParameters(keyed)
+        self.done_seen: set[int] = set()  # done keys an async_done op carries
+        if self.wrapped:
+            wrapped, seen = self.wrapped, self.done_seen
+
+            def visit(op) -> ir.WalkResult:
+                if op.name in ASYNC_DONE_OPS:
+                    index = key_of(op.location)
+                    if index in wrapped:
+                        seen.add(index)
+                return ir.WalkResult.ADVANCE
+
+            mlir.operation.walk(visit)
+
+    def of(self, op) -> tuple[str | None, str | None]:
+        """(instruction as written, computation) of an op; a location that is
+        no key (an op the chain made) reads as `passes.locations.hlo_name` reads it."""
+        location = op.location
+        index = key_of(location)
+        if index is None:
+            return hlo_name(location)
+        if index in self.done_seen and op.name not in ASYNC_DONE_OPS:
+            index = self.wrapped[index]  # the wrapped op, not the done itself
+        origin = self.origins[index]
+        return origin.instruction, origin.computation
+
+    def of_location(self, location) -> tuple[str | None, str | None]:
+        index = key_of(location)
+        if index is None:
+            return hlo_name(location)
+        origin = self.origins[index]
+        return origin.instruction, origin.computation
+
+    def arguments(self, op, region: int, block) -> list[tuple[str | None, str | None]]:
+        """(name, computation) of each argument of `block`, in region #`region` of `op`."""
+        index = key_of(op.location)
+        named = self.parameters.of(index, region) if index is not None else None
+        arguments = block.arguments
+        if named is not None and len(arguments) == len(named[1]):
+            callee, names = named
+            return [(name, callee) for name in names]
+        return [self.of_location(arg.location) for arg in arguments]
+
+    def restore(self, mlir: ir.Module | ir.Operation) -> None:
+        """Each key location replaced by the instruction's HLO location (where
+        MLIR text is printed); a module restored already stays as it is."""
+        _restore_locations(mlir, self.keyed)
 
 
 class _Keyed:

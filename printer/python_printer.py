@@ -58,15 +58,18 @@ def emitter(*names: str):
     return register
 
 
-def print_penguin(module: ir.Module, source: str = "<module>", dialect: str = "stablehlo") -> str:
+def print_penguin(module: ir.Module, source: str = "<module>", dialect: str = "stablehlo", names=None) -> str:
     """The Python source of a program that rebuilds `module` as a Penguin
     graph and leaves it in a module-level variable `module`."""
-    return _Printer(source, dialect).print(module)
+    return _Printer(source, dialect, names).print(module)
 
 
 class _Printer:
-    def __init__(self, source: str, dialect: str):
+    def __init__(self, source: str, dialect: str, names=None):
         self.source, self.dialect = source, dialect
+        # Where HLO names come from: the importer's table of keys (`pipeline.importer.HloNames`)
+        # for a module still at its key locations, else the locations themselves.
+        self.hlo_names = names
         self.lines: list[str] = []
         self.edges: list[str] = []
         self.values: dict = {}  # MLIR value → Python expression
@@ -90,7 +93,7 @@ class _Printer:
             "",
             f"module = Module({name!r})",
         ]
-        self.names, self.dep_target = _plan_names(module)
+        self.names, self.dep_target = _plan_names(module, self.hlo_names)
         for fn in module.body.operations:
             if fn.operation.name == FUNC_FUNC:
                 self.function(fn.operation)
@@ -110,15 +113,16 @@ class _Printer:
         name = ir.StringAttr(fn.attributes["sym_name"]).value
         block = fn.regions[0].blocks[0]
         var = self.variable(f"fn_{name}")
-        args = [(self.argument_name(a, i), a.type) for i, a in enumerate(block.arguments)]
+        arg_names = self.argument_names(fn, 0, block)
+        args = list(zip(arg_names, (a.type for a in block.arguments)))
         self.lines += ["", f"# func @{name}", f"{var} = module.function({name!r}, {self.pairs(args)}"
                        f"{self.block_computation(block, var)})"]
-        self.bind_arguments(block, var)
+        self.bind_arguments(block, var, arg_names)
         self.block_body(block, var)
 
-    def bind_arguments(self, block: ir.Block, var: str) -> None:
+    def bind_arguments(self, block: ir.Block, var: str, arg_names: list[str]) -> None:
         for i, arg in enumerate(block.arguments):
-            arg_var = self.variable(self.argument_name(arg, i))
+            arg_var = self.variable(arg_names[i])
             self.lines.append(f"{arg_var} = {var}.args[{i}]")
             self.values[arg] = arg_var
 
@@ -135,10 +139,11 @@ class _Printer:
                 if j:
                     label += f".{j}"
                 var = self.variable(f"{op_var}_{label}")
-                args = [(self.argument_name(a, k), a.type) for k, a in enumerate(block.arguments)]
+                arg_names = self.argument_names(op, i, block)
+                args = list(zip(arg_names, (a.type for a in block.arguments)))
                 self.lines.append(f"{var} = {op_var}.block({label!r}, {self.pairs(args)}"
                                   f"{self.block_computation(block, var)})")
-                self.bind_arguments(block, var)
+                self.bind_arguments(block, var, arg_names)
                 self.block_body(block, var)
 
     def block_computation(self, block: ir.Block, var: str) -> str:
@@ -164,9 +169,13 @@ class _Printer:
         """The Penguin name (the HLO name, or a derived one) and the HLO computation."""
         return self.names[op]
 
-    def argument_name(self, arg, index: int) -> str:
-        name, _ = hlo_name(arg.location)
-        return name or f"arg{index}"
+    def argument_names(self, op: ir.Operation, region: int, block: ir.Block) -> list[str]:
+        """The HLO names of a block's arguments (`arg<i>` where none), the block in region #`region` of `op`."""
+        if self.hlo_names is not None:
+            found = [name for name, _ in self.hlo_names.arguments(op, region, block)]
+        else:
+            found = [hlo_name(arg.location)[0] for arg in block.arguments]
+        return [name or f"arg{i}" for i, name in enumerate(found)]
 
     def variable(self, hint: str) -> str:
         if hint.isascii() and hint.isidentifier():  # most HLO names: nothing to replace
@@ -278,7 +287,7 @@ def _kind(op: ir.Operation) -> str:
     return op.name.rsplit(".", 1)[-1]
 
 
-def _plan_names(module: ir.Module) -> tuple[dict, dict]:
+def _plan_names(module: ir.Module, hlo_names=None) -> tuple[dict, dict]:
     """The Penguin name and computation of every op the printer names, and
     for each helper op the op its dependency edges go to.
 
@@ -298,6 +307,7 @@ def _plan_names(module: ir.Module) -> tuple[dict, dict]:
     last such). The others get `name:kind` (`rng0:constant`), which no HLO
     name can be: HLO names are `[A-Za-z0-9_][A-Za-z0-9_.-]*`. An op with no
     HLO name gets `kind#N`, which none can be either."""
+    name_of = hlo_names.of if hlo_names is not None else (lambda op: hlo_name(op.location))
     names: dict = {}
     groups: dict[tuple, list] = {}       # (name, computation, instance) → ops, in printing order
     inner: set = set()                   # ops nested in an op (or function) of their own instruction
@@ -316,7 +326,7 @@ def _plan_names(module: ir.Module) -> tuple[dict, dict]:
                 continue
             if op_name in CUSTOM_CALL_OPS and is_control_dep(op):  # the recognizer reads attributes: calls only
                 calls.add(op)
-            name, computation = hlo_name(op.location)
+            name, computation = name_of(op)
             key = None
             if name is None:
                 if op not in calls:
@@ -340,7 +350,7 @@ def _plan_names(module: ir.Module) -> tuple[dict, dict]:
         if fn.name != FUNC_FUNC:
             continue
         symbol = ir.StringAttr(fn.attributes["sym_name"]).value
-        name, computation = hlo_name(fn.location)
+        name, computation = name_of(fn)
         key = None
         if name is not None and computation is not None:  # made for one instruction (copy-start's @copy_)
             key = wrappers[symbol] = (name, computation, ("function", symbol))
