@@ -123,9 +123,12 @@ class HloNames:
     block arguments of an inlined region by the callee's parameters."""
 
     def __init__(self, keyed: _Keyed, mlir: ir.Module):
-        self.keyed, self.origins = keyed, keyed.origins
+        # Only what names need: the keyed module's per-instruction indexes
+        # (~300 bytes an instruction) go with the import.
+        self.origins = keyed.origins
         self.wrapped = _wrapped_keys(keyed)
         self.parameters = _CalleeParameters(keyed)
+        self.frames = _StackFrames(keyed.module)
         self.done_seen: set[int] = set()  # done keys an async_done op carries
         if self.wrapped:
             wrapped, seen = self.wrapped, self.done_seen
@@ -171,7 +174,7 @@ class HloNames:
     def restore(self, mlir: ir.Module | ir.Operation) -> None:
         """Each key location replaced by the instruction's HLO location (where
         MLIR text is printed); a module restored already stays as it is."""
-        _restore_locations(mlir, self.keyed)
+        _restore_locations(mlir, self)
 
 
 class _Keyed:
@@ -189,7 +192,8 @@ class _Keyed:
         self.start_readers: list[int] = []         # keys of get-tuple-elements of a start
         self.computations = {c.id: c for c in module.computations}
         name = parsed.name
-        origins, protos, by_id, key_of_id = self.origins, self.protos, self.by_id, self.key_of_id
+        self.calls: dict[int, tuple[str, list[int]]] = {}  # key → (opcode, called computation ids)
+        origins, protos, by_id, key_of_id, calls = self.origins, self.protos, self.by_id, self.key_of_id, self.calls
         gtes = []
         for comp in module.computations:
             computation = comp.name
@@ -206,6 +210,8 @@ class _Keyed:
                 by_id[instr.id] = instr
                 key_of_id[instr.id] = key
                 opcode = instr.opcode
+                if instr.called_computation_ids:
+                    calls[key] = (opcode, list(instr.called_computation_ids))
                 if opcode.endswith("-done") and instr.operand_ids:
                     self.dones.append(key)
                 elif opcode == "get-tuple-element":
@@ -307,15 +313,15 @@ def _first_line(text: str) -> str:
     return first_said(text, skip=("***", "@")) or text.strip()[:200] or "no message"
 
 
-def _restore_locations(mlir: ir.Module, keyed: _Keyed) -> None:
+def _restore_locations(mlir: ir.Module, names: HloNames) -> None:
     """Replace each key location by the instruction's fused location. One
     C++-driven walk; the key is read from the NameLoc, not from printed text."""
-    origins = keyed.origins
-    frames = _StackFrames(keyed.module)
+    origins = names.origins
+    frames = names.frames
     cache: dict[int, ir.Location] = {}
     computations: dict[str, ir.Attribute] = {}
     originals: dict[tuple | None, ir.Location | None] = {}  # metadata → its location
-    wrapped = _wrapped_keys(keyed)
+    wrapped = names.wrapped
     # (op, key) of ops that carry a done's key but are no async_done: settled after the walk
     carrying_done_key: list[tuple[ir.Operation, int]] = []
     done_seen: set[int] = set()  # done keys an async_done op carries
@@ -334,7 +340,7 @@ def _restore_locations(mlir: ir.Module, keyed: _Keyed) -> None:
                                                 originals[origin.metadata])
         return found
 
-    parameters = _CalleeParameters(keyed)
+    parameters = names.parameters
 
     def visit(op) -> ir.WalkResult:
         index = key_of(op.location)
@@ -382,18 +388,21 @@ class _CalleeParameters:
     arguments the op's own location; the HLO names them."""
 
     def __init__(self, keyed: _Keyed):
-        self.keyed = keyed
+        self.calls, self.computations = keyed.calls, keyed.computations
+        self.async_made, self.name = keyed.async_made, keyed.parsed.name
 
     def of(self, key: int, region: int) -> tuple[str, list[str]] | None:
-        instr = self.keyed.protos[key]
-        called = list(instr.called_computation_ids)
-        if instr.opcode == "while":  # XLA lists body, condition; the op's regions are cond, body
-            called.reverse()
-        callee = self.keyed.computations.get(called[region]) if region < len(called) else None
-        if callee is None or callee.name in self.keyed.async_made:
+        found = self.calls.get(key)
+        if found is None:
+            return None
+        opcode, called = found
+        if opcode == "while":  # XLA lists body, condition; the op's regions are cond, body
+            called = called[::-1]
+        callee = self.computations.get(called[region]) if region < len(called) else None
+        if callee is None or callee.name in self.async_made:
             return None  # XLA made it (a sugared start's): its parameters were never written
         numbered = sorted((i.parameter_number, i.name) for i in callee.instructions if i.opcode == "parameter")
-        return callee.name, [self.keyed.parsed.name(callee.name, name) for _, name in numbered]
+        return callee.name, [self.name(callee.name, name) for _, name in numbered]
 
 
 def _wrapped_keys(keyed: _Keyed) -> dict[int, int]:
