@@ -18,6 +18,7 @@ from bench.synthetic import synthetic_hlo
 from pipeline.chain import Options, execute, steps
 from pipeline.example import EXAMPLE_HLO
 from pipeline.xla import XlaRejected, canonical_text, print_module
+from processes import live_children
 
 LINKS = ["read", "link #1", "write", "link #2", "link #3", "link #4", "check"]
 
@@ -100,33 +101,24 @@ def test_link_1_s_pass_object_keeps_nothing_of_a_run():
     assert print_module(second.serialized()) == print_module(fresh.serialized())
 
 
-def _children() -> set[int]:
-    """This process's live children, as Linux lists them."""
-    found = set()
-    for task in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{task}/children") as f:
-            found.update(int(pid) for pid in f.read().split())
-    return found
-
-
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads Linux's /proc")
 def test_the_importer_child_started_ahead_never_outlives_the_chain():
     """With `isolate`, link #2's child starts before the read so that XLA
     loads while link #1 runs; whether the chain ends well or fails before
     link #2, no child is left waiting for a module."""
-    before = _children()
+    before = live_children()
     assert pipeline.run(EXAMPLE_HLO, check=False).penguin_source
-    assert _children() == before
+    assert live_children() == before
     with pytest.raises(XlaRejected, match=r"^<hlo text>:\d+:\d+: XLA's parser: "):  # refused by XLA's parser
         pipeline.run(EXAMPLE_HLO.replace("ROOT", "ROOT %undefined = f32[] negate(%nope)\n  %was_root ="))
-    assert _children() == before
+    assert live_children() == before
     # XLA's parser kills its child (a parameter past the signature): no child is left either.
     with pytest.raises(XlaRejected, match=r"^<hlo text>: XLA's parser aborted \(signal \d+\)"):
         pipeline.run(EXAMPLE_HLO.replace("%x = f32[4]{0} parameter(0)", "%x = f32[4]{0} parameter(5)"))
-    assert _children() == before
+    assert live_children() == before
     # Stopped after link #1, the chain never starts one.
     pipeline.run(EXAMPLE_HLO, stop_after="link #1", isolate=True)
-    assert _children() == before
+    assert live_children() == before
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 import pipeline
+from processes import live_children
 from pipeline.xla import WorkerDied, XlaWorker
 
 REPO = Path(__file__).parent.parent
@@ -80,14 +79,6 @@ def test_worker_died_names_the_signal():
     assert str(WorkerDied(3, "")) == "exit status 3"
 
 
-def _live_children() -> set[int]:
-    found = set()
-    for task in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{task}/children") as f:
-            found.update(int(pid) for pid in f.read().split())
-    return found
-
-
 def test_the_cli_starts_xla_s_child_first_and_its_run_takes_that_one(tmp_path, monkeypatch, capsys):
     """`hlo2penguin` starts the child before it imports the chain (the
     child loads jaxlib meanwhile), and the run uses that child: one child
@@ -102,13 +93,13 @@ def test_the_cli_starts_xla_s_child_first_and_its_run_takes_that_one(tmp_path, m
         real_init(self)
 
     monkeypatch.setattr(XlaWorker, "__init__", counting)
-    before = _live_children()
+    before = live_children()
     path = tmp_path / "m.hlo"
     path.write_text(TEXT)
     assert cli.main([str(path), "-o", str(tmp_path / "out.py"), "-q"]) == 0
     assert len(started) == 1 and xla_child.take_early() is None
-    assert _live_children() == before
+    assert live_children() == before
     assert cli.main([str(tmp_path / "missing.hlo"), "-q"]) == 2  # fails before the chain takes the child
     assert len(started) == 2 and not started[1].alive and xla_child.take_early() is None
-    assert _live_children() == before
+    assert live_children() == before
     assert "cannot read input" in capsys.readouterr().err

@@ -1,0 +1,14 @@
+"""Test support: this process's live children, as Linux lists them (the
+chain must leave no XLA child behind)."""
+
+from __future__ import annotations
+
+import os
+
+
+def live_children() -> set[int]:
+    found = set()
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            found.update(int(pid) for pid in f.read().split())
+    return found
