@@ -11,6 +11,9 @@ P2  link #1 including XLA's parse of the text (read, names, link #1 on
     floor": XLA's parse, the proto decoded, each instruction's name, id and
     control predecessors read once, encoded back: no edit, no target)
 P3  HLO text → Penguin source, end to end, vs XLA's parser + importer alone
+    ("P3 floor": the anchor plus one walk of every op through the MLIR
+    bindings reading its name, operands, result types and attributes'
+    text, what any printer must read: no link #1, #3, naming or printing)
 P4  each stage's growth from the smallest size to the largest, over the
     growth of P3's anchor in the same run
 M   peak memory (max RSS) of a fresh process that runs the chain as P3
@@ -119,7 +122,30 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
     def chain():
         pipeline.run(text, isolate=False, check=False, timings=stages)
 
-    figure("P3", median_time(chain, repeat), median_time(xla_alone, repeat))
+    p3_anchor = median_time(xla_alone, repeat)
+    figure("P3", median_time(chain, repeat), p3_anchor)
+
+    # P3 floor: what any link #4 in Python over the MLIR bindings pays on
+    # top of the anchor, with no link #1, #3 or naming: XLA's parse and
+    # import, then one walk of every op that reads what a printer must
+    # print (its name, operands, result types, each attribute's text).
+    def printer_floor():
+        proto = xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto()
+        module = ir.Module.parse(xla_ext.mlir.hlo_to_stablehlo(proto), context=context)
+        types: dict = {}
+        blocks = [module.body]
+        while blocks:
+            for op in blocks.pop().operations:
+                op = op.operation
+                op.name, list(op.operands)
+                for t in op.results.types:
+                    if t not in types:
+                        types[t] = str(t)
+                attributes = op.attributes
+                [str(attributes[a]) for a in attributes]
+                blocks += [b for region in op.regions for b in region.blocks]
+
+    figure("P3 floor", median_time(printer_floor, repeat), p3_anchor)
     for stage, seconds in stages.items():
         out.append({"figure": "stage", "size": size, "stage": stage, "ours_s": round(seconds, 4)})
     return out
