@@ -59,8 +59,8 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
     from passes.dialects import FUNC_FUNC
     from passes.hlo import proto as hlo_proto
     from passes.mlir import MHLO, STABLEHLO, FlattenControlDepTupleOperands
-    from pipeline.importer import import_hlo
-    from pipeline.mlir_context import make_context, register_passes
+    from pipeline.xla.importer import import_hlo
+    from pipeline.xla.mlir_context import make_context, register_passes
 
     text = synthetic_hlo(size)
     out = []
@@ -181,7 +181,7 @@ def _bytecode(module) -> bytes:
 # A fresh process that only parses and imports a file: the anchor of M and P5.
 _PARSE_AND_IMPORT = (
     "import sys; import jaxlib._hlo as h, jaxlib._jax as x; from jaxlib.mlir import ir; "
-    "from pipeline.mlir_context import make_context; "
+    "from pipeline.xla.mlir_context import make_context; "
     "proto = h.hlo_module_from_text(open(sys.argv[1]).read()).as_serialized_hlo_module_proto(); "
     "ir.Module.parse(x.mlir.hlo_to_stablehlo(proto), context=make_context())")
 _CHAIN_AS_P3 = "import sys, pipeline; pipeline.run(open(sys.argv[1]).read(), isolate=False, check=False)"

@@ -3,16 +3,16 @@
 
 
 def run(*args, **kwargs):
-    """`pipeline.chain.run`: links #1-#4 and the invariant (imported lazily:
+    """`pipeline.chain.steps.run`: links #1-#4 and the invariant (imported lazily:
     the CLI's --help should not pay for jaxlib)."""
-    from pipeline.chain import run as _run
+    from pipeline.chain.steps import run as _run
 
     return _run(*args, **kwargs)
 
 
 def verify(*args, **kwargs):
-    """`pipeline.verify.verify`: the independent verifier of a Penguin program
+    """`pipeline.verifier.verify.verify`: the independent verifier of a Penguin program
     against its HLO (see that module)."""
-    from pipeline.verify import verify as _verify
+    from pipeline.verifier.verify import verify as _verify
 
     return _verify(*args, **kwargs)

@@ -7,7 +7,7 @@ the Penguin program and fails the test with everything that went wrong.
         assert_round_trip("my_module.txt")                          # every edge carried
         assert_round_trip("my_module.txt", inputs=[np.ones(4, np.float32)])  # ... and XLA's numbers
 
-The oracle for the edges is the chain's verifier (`pipeline.verify`: the
+The oracle for the edges is the chain's verifier (`pipeline.verifier.verify`: the
 HLO read by XLA's parser against the executed program); for the numbers,
 XLA:CPU running the original HLO, or `expected=` (e.g. JAX's outputs).
 """
@@ -18,8 +18,9 @@ from typing import Sequence
 
 import numpy as np
 
-from pipeline.chain import ChainResult, run
-from pipeline.sources import text_of
+from pipeline.chain.result import ChainResult
+from pipeline.chain.steps import run
+from pipeline.chain.sources import text_of
 
 __all__ = ["assert_round_trip", "differences", "xla_outputs"]
 
@@ -54,20 +55,10 @@ def assert_round_trip(hlo, *, inputs: Sequence | None = None, expected: Sequence
 def xla_outputs(hlo_text: str, inputs: Sequence) -> list[np.ndarray]:
     """What XLA:CPU computes from `hlo_text` (its parser, its importer, its
     compiler) for `inputs`, one array per result."""
-    import jax
-    import jaxlib._jax as xla_ext
-    from jax.extend import backend
+    from pipeline.xla.isolated import readable_text
+    from pipeline.xla.native import cpu_outputs, parse_to_proto
 
-    from passes.hlo.xla import parse_with_xla
-    from pipeline.xla import readable_text
-
-    proto = parse_with_xla(readable_text(hlo_text)).as_serialized_hlo_module_proto()
-    cpu = backend.get_backend("cpu")
-    device = cpu.local_devices()[0]
-    executable = cpu.compile_and_load(xla_ext.mlir.hlo_to_stablehlo(proto), xla_ext.DeviceList((device,)),
-                                      xla_ext.CompileOptions())
-    arguments = [jax.device_put(np.asarray(x), device) for x in inputs]
-    return [np.asarray(x) for x in executable.execute(arguments)]
+    return cpu_outputs(parse_to_proto(readable_text(hlo_text)), inputs)
 
 
 def differences(got: Sequence, want: Sequence, whose: str, rtol: float = RTOL, atol: float = ATOL) -> list[str]:

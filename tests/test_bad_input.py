@@ -8,12 +8,12 @@ traceback, nothing on stdout, and leave the directory as it was: the fresh
 file not created, the existing one untouched (same bytes, same inode, same
 mtime), no `.hlo2penguin-*.tmp`. Rows marked `script` make their first run
 through the installed console script in a subprocess, where an XLA abort or a
-crash would show as a signal; the others call `pipeline.cli.main` /
-`pipeline.opt.main` in-process (capturing file descriptor 2, where C++
+crash would show as a signal; the others call `pipeline.cli.hlo2penguin.main` /
+`pipeline.cli.opt.main` in-process (capturing file descriptor 2, where C++
 diagnostics go).
 
 Through the Python API (`pipeline.run`, `passes.hlo.text.decode`,
-`pipeline.xla.parse`, `pipeline.importer.import_hlo`; the flatten pass and
+`pipeline.xla.isolated.parse`, `pipeline.xla.importer.import_hlo`; the flatten pass and
 the printer for MLIR) the same input raises a specific exception type whose
 message is the CLI's line without its `PROG: error: ` prefix. Rows with
 `message=None` are inputs accepted on purpose (as XLA, or the spec of link
@@ -56,12 +56,14 @@ from passes.control_dep import CONTROL_DEP_TARGET, ControlDepError, is_control_d
 from passes.hlo.parsed import Parsed
 from passes.hlo.text import HloSyntaxError, decode
 from passes.mlir import STABLEHLO, FlattenControlDepTupleOperands, FlattenResult
-from pipeline import cli, opt
-from pipeline.sources import UnreadableInput
-from pipeline.importer import ImportFailed, UnknownDialect, import_hlo
-from pipeline.mlir_context import make_context
-from pipeline.xla import XlaRejected, parse, parse_with_xla
+from pipeline.cli import hlo2penguin as cli
+from pipeline.cli import opt
+from pipeline.chain.sources import UnreadableInput
+from pipeline.xla.importer import ImportFailed, UnknownDialect, import_hlo
+from pipeline.xla.mlir_context import make_context
+from pipeline.xla.isolated import XlaRejected, parse, parse_with_xla
 from printer import print_penguin
+from pipeline.xla import native
 
 BIN = os.path.dirname(sys.executable)
 SCRIPTS = {prog: shutil.which(prog, path=BIN) for prog in ("hlo2penguin", "hlo2penguin-opt")}
@@ -201,7 +203,7 @@ def accepts_data_only_call(data, places):
 
 def accepts_no_entry(data, places):
     """XLA takes the last computation as the entry; so do we."""
-    assert Parsed.from_text(data.decode(), HLO).proto.entry_computation_name == "main"
+    assert native.read(data.decode(), HLO).proto.entry_computation_name == "main"
     assert parse_with_xla(data.decode()).to_string().count("ENTRY %main") == 1
     result = pipeline.run(HLO, isolate=False)
     assert result.report.count("preserved") == 1 and not result.report.lost
@@ -211,7 +213,7 @@ def accepts_no_entry(data, places):
 def accepts_names_repeated_across_computations(data, places):
     """Names are per computation: `%n` of main is not `%n` of helper (XLA may
     rename one, `n.1`), and the edge names main's `%n` as written."""
-    parsed = Parsed.from_text(data.decode(), HLO)
+    parsed = native.read(data.decode(), HLO)
     written = {comp.name: {parsed.name(comp.name, i.name): i.id for i in comp.instructions}
                for comp in parsed.proto.computations}
     assert written["helper"]["n"] != written["main"]["n"]

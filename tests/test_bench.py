@@ -8,11 +8,12 @@ import json
 from bench.__main__ import main
 from bench.synthetic import synthetic_hlo
 from passes.hlo import Parsed
+from pipeline.xla import native
 
 
 def test_synthetic_modules_are_real_hlo_with_control_edges():
     text = synthetic_hlo(1000)
-    parsed = Parsed.from_text(text)  # XLA's parser
+    parsed = native.read(text)  # XLA's parser
     edges = parsed.control_edges()
     [entry] = [c for c in parsed.proto.computations if c.id == parsed.proto.entry_computation_id]
     assert 900 <= len(entry.instructions) <= 1100

@@ -15,8 +15,8 @@ import pytest
 
 import pipeline
 from jax_programs import corpus
-from pipeline import cli
-from pipeline.example import EXAMPLE_HLO
+from pipeline.cli import hlo2penguin as cli
+from pipeline.chain.example import EXAMPLE_HLO
 from printer.penguin import Module, ScheduleError, T
 
 WITH_EDGES = [("example", EXAMPLE_HLO)] + [(n, t) for n, t in corpus() if "control-predecessors" in t]

@@ -15,10 +15,13 @@ from passes.hlo.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from bench.synthetic import synthetic_hlo
-from pipeline.chain import Options, execute, steps
-from pipeline.example import EXAMPLE_HLO
-from pipeline.xla import XlaRejected, canonical_text, print_module
+from pipeline.chain.options import Options
+from pipeline.chain.result import execute
+from pipeline.chain.steps import steps
+from pipeline.chain.example import EXAMPLE_HLO
+from pipeline.xla.isolated import XlaRejected, canonical_text, print_module
 from processes import live_children
+from pipeline.xla import native
 
 LINKS = ["read", "link #1", "write", "link #2", "link #3", "link #4", "check"]
 
@@ -59,7 +62,7 @@ def test_timings_hold_each_step_that_ran_by_name():
 
 def link_1_by_hand(text: str, bundle: bool = False):
     """Link #1 run by hand on XLA's parse of `text`: (the parse, edited in place, and link #1's result)."""
-    parsed = Parsed.from_text(text)
+    parsed = native.read(text)
     module = view_of(parsed)
     done = PreserveControlDeps(bundle=bundle).run(module)
     write_back(module)
@@ -89,7 +92,7 @@ def test_link_1_s_pass_object_keeps_nothing_of_a_run():
     other = EXAMPLE_HLO.replace("ENTRY %main", "ENTRY %other")
     reused = PreserveControlDeps(bundle=True)
     before = dict(vars(reused))
-    first, second = Parsed.from_text(EXAMPLE_HLO), Parsed.from_text(other)
+    first, second = native.read(EXAMPLE_HLO), native.read(other)
     reused.run(view_of(first))
     assert vars(reused) == before
     second_view = view_of(second)
@@ -157,10 +160,10 @@ def test_a_long_program_s_errors_name_their_own_lines(long_program):
 
 
 def test_the_verifier_run_alone_loads_a_long_program_as_the_chain_does(long_program, tmp_path, monkeypatch):
-    """One loader (pipeline.program): `hlo2penguin verify` runs a long
+    """One loader (pipeline.verifier.program): `hlo2penguin verify` runs a long
     program in pieces too, and judges it as the chain judged it."""
-    from pipeline import program
-    from pipeline.verify import verify
+    from pipeline.verifier import program
+    from pipeline.verifier.verify import verify
 
     hlo = synthetic_hlo(8000)
     path = tmp_path / "long.py"
@@ -180,14 +183,14 @@ def test_the_verifier_run_alone_loads_a_long_program_as_the_chain_does(long_prog
 
 
 def _pieces_of(source: str) -> list[tuple[int, str]]:
-    from pipeline import program
+    from pipeline.verifier import program
 
     return program._pieces(source.splitlines(keepends=True))
 
 
 def test_xla_s_child_compiles_half_of_a_long_program_and_it_builds_the_same(long_program, monkeypatch):
-    from pipeline import program
-    from pipeline.xla_child import XlaWorker
+    from pipeline.verifier import program
+    from pipeline.xla.child import XlaWorker
 
     monkeypatch.setattr(program, "_PIECE_LINES", 1000)  # a dozen pieces, half of them the child's
 
@@ -215,8 +218,8 @@ def test_xla_s_child_compiles_half_of_a_long_program_and_it_builds_the_same(long
 def test_a_piece_the_child_compiled_keeps_the_program_s_line_numbers(long_program):
     """Errors in the child's half (the odd pieces) name their own lines, at
     run time and at compile time, and the child answers on after either."""
-    from pipeline import program
-    from pipeline.xla_child import XlaWorker
+    from pipeline.verifier import program
+    from pipeline.xla.child import XlaWorker
 
     lines = long_program.splitlines()
     start, text = _pieces_of(long_program)[1]
@@ -237,8 +240,8 @@ def test_a_piece_the_child_compiled_keeps_the_program_s_line_numbers(long_progra
 
 
 def test_a_long_program_still_runs_if_xla_s_child_has_died(long_program):
-    from pipeline import program
-    from pipeline.xla_child import XlaWorker
+    from pipeline.verifier import program
+    from pipeline.xla.child import XlaWorker
 
     worker = XlaWorker()
     worker.process.kill()

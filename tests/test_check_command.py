@@ -26,7 +26,8 @@ import pytest
 import pipeline
 from jax_programs import count_control_edges
 from passes.errors import ChainError
-from pipeline import check, cli
+from pipeline.cli import check
+from pipeline.cli import hlo2penguin as cli
 
 TESTS = Path(__file__).parent
 SCRIPT = shutil.which("hlo2penguin", path=os.path.dirname(sys.executable))

@@ -1,6 +1,6 @@
 """`hlo2penguin`: what a user sees on stdout, stderr and in the exit status.
 
-Most cases call `pipeline.cli.main([...])` in-process; a few run the
+Most cases call `pipeline.cli.hlo2penguin.main([...])` in-process; a few run the
 installed console script, to prove that nothing (no traceback, no XLA log
 line) reaches stderr beyond what the CLI itself says.
 """
@@ -22,8 +22,9 @@ import pytest
 from jax_programs import count_control_edges
 from passes.control_dep import CONTROL_DEP_TARGET
 from passes.hlo.parsed import Parsed
-from pipeline import cli
-from pipeline.example import EXAMPLE_HLO
+from pipeline.cli import hlo2penguin as cli
+from pipeline.chain.example import EXAMPLE_HLO
+from pipeline.xla import native
 
 SCRIPT = shutil.which("hlo2penguin", path=os.path.dirname(sys.executable))
 SUMMARY = re.compile(
@@ -80,7 +81,7 @@ class Instr:
 
 def read_back(text: str) -> dict[str, dict[str, Instr]]:
     """XLA's parse of `text` (what `--emit hlo` printed): computation → name → instruction."""
-    parsed = Parsed.from_text(text)
+    parsed = native.read(text)
     computations = {}
     for comp in parsed.proto.computations:
         by_id = {i.id: Instr(parsed.name(comp.name, i.name), i.opcode, i.shape, i.custom_call_target)

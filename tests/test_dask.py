@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from jax_programs import count_control_edges
-from pipeline import cli, workers
+from pipeline.cli import hlo2penguin as cli
+from pipeline.cli import workers
 from test_check_command import make_dump_folder, modules_with_edges
 
 distributed = pytest.importorskip("distributed")

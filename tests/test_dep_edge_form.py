@@ -18,8 +18,8 @@ import pytest
 from jaxlib.mlir import ir
 
 import pipeline
-from pipeline.mlir_context import make_context
-from pipeline.verify import verify
+from pipeline.xla.mlir_context import make_context
+from pipeline.verifier.verify import verify
 from printer.penguin import Dependency, DependencyEdge, EdgeKind, Module, T
 from printer.python_printer import print_penguin
 

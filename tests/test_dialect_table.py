@@ -13,7 +13,7 @@ import pytest
 from jaxlib.mlir import passmanager
 
 from passes import dialects
-from pipeline.mlir_context import make_context, register_passes
+from pipeline.xla.mlir_context import make_context, register_passes
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("pipeline", "passes", "printer", "bench")

@@ -20,11 +20,12 @@ import pytest
 import pipeline
 from passes.control_dep import Fate
 from passes.hlo import Parsed
-from pipeline.chain import ChainResult
-from pipeline.example import EXAMPLE_HLO
-from pipeline.report import EdgeReport, Report, SpuriousEdge
+from pipeline.chain.result import ChainResult
+from pipeline.chain.example import EXAMPLE_HLO
+from pipeline.verifier.report import EdgeReport, Report, SpuriousEdge
 from printer.penguin import module as penguin_module
 from test_runtime_alone import _NO_JAX
+from pipeline.xla import native
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -72,7 +73,7 @@ def test_report_table_has_one_row_per_hlo_edge_with_its_fate(no_flatten):
     assert [c[:4] for c in shown] == [(f"%{e.computation}", f"%{e.predecessor}", f"%{e.successor}", str(e.fate))
                                       for e in report.edges]
     # Every control edge of the HLO itself, once.
-    assert sorted((c[0][1:], c[1][1:], c[2][1:]) for c in shown) == sorted(Parsed.from_text(EXAMPLE_HLO).control_edges())
+    assert sorted((c[0][1:], c[1][1:], c[2][1:]) for c in shown) == sorted(native.read(EXAMPLE_HLO).control_edges())
     assert text(table.find("caption")) == report.summary()
     assert [text(th) for th in table.findall("./thead/tr/th")][:4] == ["computation", "predecessor", "successor",
                                                                      "fate"]

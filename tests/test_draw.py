@@ -14,8 +14,8 @@ import pytest
 
 import pipeline
 from jax_programs import PROGRAMS, capture_dumps
-from pipeline import cli
-from pipeline.example import EXAMPLE_HLO
+from pipeline.cli import hlo2penguin as cli
+from pipeline.chain.example import EXAMPLE_HLO
 from printer import draw
 from printer.penguin import Module, T
 

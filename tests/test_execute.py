@@ -23,11 +23,11 @@ from jaxlib.mlir.dialects import stablehlo
 
 import pipeline
 from jax_programs import PROGRAMS, capture_dumps, corpus
-from pipeline.example import EXAMPLE_HLO
-from pipeline.mlir_context import make_context
-from pipeline.sources import from_export
-from pipeline.versions import REFERENCE_SCATTER_WRITES_ITS_OPERAND
-from pipeline.xla import canonical_text
+from pipeline.chain.example import EXAMPLE_HLO
+from pipeline.xla.mlir_context import make_context
+from pipeline.chain.sources import from_export
+from pipeline.xla.versions import REFERENCE_SCATTER_WRITES_ITS_OPERAND
+from pipeline.xla.isolated import canonical_text
 from printer.attributes import attribute_source
 from printer.penguin import ExecutionError, UnsupportedOp, dense, reduction_rules
 
@@ -805,7 +805,7 @@ def test_compare_types(dialect):
     np.testing.assert_array_equal(partial, [False, True, False, False, False, False])
     if "type=UNSIGNED" in canonical_text(COMPARE_TYPES):  # XLA 0.10.2 keeps the type ...
         np.testing.assert_array_equal(unsigned, [False, True, True])  # -1 is 0xFFFFFFFF
-    else:  # ... 0.12's parser drops it: s32 compares signed (pipeline.versions)
+    else:  # ... 0.12's parser drops it: s32 compares signed (pipeline.xla.versions)
         np.testing.assert_array_equal(unsigned, [True, False, True])
 
 

@@ -245,3 +245,32 @@ def test_the_implicit_import_of_parent_packages_is_no_edge(tmp_path):
     _write(tmp_path, {"pkg/sub/helper.py": "from pkg.a import A\n"})
     edges = import_edges(tmp_path, ("pkg",))
     assert describe(find_cycles(edges), edges).splitlines()[0] == "pkg.a -> pkg.sub.helper -> pkg.a"
+
+
+def _jaxlib_private_imports(root: Path = ROOT, packages=("pipeline", "passes", "printer")) -> dict[str, list[str]]:
+    """Module → the private jaxlib modules (`jaxlib._hlo`, `jaxlib._jax`, …) it imports, wherever it stands."""
+    found: dict[str, list[str]] = {}
+    for module, path in project_modules(root, packages).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom)
+                     and node.module and not node.level else [])
+            private = [n for n in names if n.startswith("jaxlib.") and n.split(".")[1].startswith("_")]
+            if private:
+                found.setdefault(module, []).extend(private)
+    return found
+
+
+def test_only_the_xla_bridge_imports_jaxlibs_private_modules():
+    # jaxlib's private modules change between releases: one module holds every use.
+    assert set(_jaxlib_private_imports()) == {"pipeline.xla.native"}
+
+
+def test_the_private_import_scan_finds_both_spellings(tmp_path):
+    package = tmp_path / "pipeline"
+    package.mkdir()
+    (package / "a.py").write_text("def f():\n    import jaxlib._jax as x\n")
+    (package / "b.py").write_text("from jaxlib._hlo import HloModule\nfrom jaxlib import mlir\n")
+    (package / "c.py").write_text("from jaxlib import _jax\n")
+    assert _jaxlib_private_imports(tmp_path, ("pipeline",)) == {
+        "pipeline.a": ["jaxlib._jax"], "pipeline.b": ["jaxlib._hlo.HloModule"], "pipeline.c": ["jaxlib._jax"]}

@@ -15,11 +15,12 @@ import pipeline
 from passes.errors import ChainError
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.dialects import dialect as dialect_row
-from pipeline import importer
-from pipeline.mlir_context import make_context
-from pipeline.xla import readable_text
+from pipeline.xla import importer
+from pipeline.xla.mlir_context import make_context
+from pipeline.xla.isolated import readable_text
 from passes.hlo.parsed import Parsed
 from printer.python_printer import print_penguin
+from pipeline.xla import native
 
 TESTS = Path(__file__).resolve().parent
 FILES = sorted([*TESTS.glob("xla_style/*.hlo"), *TESTS.glob("pipeline_dumps/*.hlo"), *TESTS.glob("newer_xla/*.hlo")])
@@ -27,7 +28,7 @@ FILES = sorted([*TESTS.glob("xla_style/*.hlo"), *TESTS.glob("pipeline_dumps/*.hl
 
 def _parsed(path: Path):
     try:
-        return Parsed.from_text(readable_text(path.read_text()), path.name)
+        return native.read(readable_text(path.read_text()), path.name)
     except ChainError:
         return None
 

@@ -57,7 +57,7 @@ def hlo_edges(text: str) -> set[tuple[str, str, str]]:
     return edges
 
 
-def run(text: str, dialect: str) -> tuple[pipeline.chain.ChainResult, Module]:
+def run(text: str, dialect: str) -> tuple[pipeline.chain.result.ChainResult, Module]:
     result = pipeline.run(text, dialect=dialect, isolate=False)
     assert result.report.lost == [], [str(e) for e in result.report.lost]
     program = result.module()
@@ -492,8 +492,8 @@ def test_an_edge_to_a_helper_op_lands_on_the_op_with_the_hlo_name():
     # still gives the edge to the instruction: %e -> %dr.
     from jaxlib.mlir import ir
 
-    from pipeline.chain import execute
-    from pipeline.mlir_context import make_context
+    from pipeline.chain.result import execute
+    from pipeline.xla.mlir_context import make_context
 
     mlir = ir.Module.parse(HELPER_READS_THE_CALL, context=make_context())
     program = execute(print_penguin(mlir))

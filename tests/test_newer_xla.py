@@ -13,7 +13,7 @@ import pytest
 
 import pipeline
 from passes.dialects import DIALECTS
-from pipeline.versions import xla_reads_tuple_element_operands
+from pipeline.xla.versions import xla_reads_tuple_element_operands
 
 HERE = pathlib.Path(__file__).parent / "newer_xla"
 DUMPS = sorted(p.name for p in HERE.glob("*.hlo"))
@@ -46,13 +46,13 @@ def test_a_newer_dump_keeps_every_control_edge(name, dialect):
 
 @pytest.mark.parametrize("name", DUMPS)
 def test_the_rewrite_for_older_parsers_reads_as_the_newer_xla_reads_the_dump(name):
-    # On jaxlib 0.10.2 `pipeline.xla.parse` makes each `%t#i` an explicit
+    # On jaxlib 0.10.2 `pipeline.xla.isolated.parse` makes each `%t#i` an explicit
     # get-tuple-element. Where this XLA reads `%t#i` itself, it reads the
     # rewritten text as the same module: the same instructions, named alike.
     if not xla_reads_tuple_element_operands():
         pytest.skip("this jaxlib's parser does not read `%t#i`: nothing of its own to compare with")
     from passes.hlo.tuple_operands import explicit_tuple_elements
-    from pipeline.xla import canonical_text
+    from pipeline.xla.isolated import canonical_text
 
     text = (HERE / name).read_text()
     rewritten = explicit_tuple_elements(text)

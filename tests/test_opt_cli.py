@@ -18,8 +18,9 @@ import pytest
 from jaxlib.mlir import ir
 
 from passes.control_dep import CONTROL_DEP_TARGET, is_control_dep
-from pipeline import cli, opt
-from pipeline.mlir_context import make_context
+from pipeline.cli import hlo2penguin as cli
+from pipeline.cli import opt
+from pipeline.xla.mlir_context import make_context
 
 OPT = shutil.which("hlo2penguin-opt", path=os.path.dirname(sys.executable))
 ERROR = "hlo2penguin-opt: error: "
@@ -449,7 +450,7 @@ def test_emit_mlir_and_flat_mlir_differ_only_by_link_3(capfd):
 
 
 def test_emit_flat_mlir_from_a_file(tmp_path, capfd):
-    from pipeline.example import EXAMPLE_HLO
+    from pipeline.chain.example import EXAMPLE_HLO
     src = tmp_path / "example.hlo"
     src.write_text(EXAMPLE_HLO)
     dst = tmp_path / "flat.mlir"

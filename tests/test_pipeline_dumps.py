@@ -30,9 +30,9 @@ from pathlib import Path
 import pytest
 
 import pipeline
-from pipeline import cli
-from pipeline.importer import ImportFailed
-from pipeline.xla import XlaRejected, abort_reason, first_said, parse, parse_with_xla
+from pipeline.cli import hlo2penguin as cli
+from pipeline.xla.importer import ImportFailed
+from pipeline.xla.isolated import XlaRejected, abort_reason, first_said, parse, parse_with_xla
 
 HERE = Path(__file__).parent / "pipeline_dumps"
 FILES = sorted(p.name for p in HERE.glob("*.hlo"))
@@ -82,7 +82,7 @@ _DEFINITION = re.compile(r"^\s+(?:ROOT\s+)?%([\w.\-]+)\s*=", re.M)
 
 
 class Hlo:
-    """A module as XLA's parser reads it (`pipeline.xla.parse`), by the names
+    """A module as XLA's parser reads it (`pipeline.xla.isolated.parse`), by the names
     as written: what these tests ask of the HLO itself."""
 
     def __init__(self, text: str):
@@ -134,7 +134,7 @@ def as_imported(module: Hlo, computation: str, name: str) -> str:
     return name
 
 
-# Edges no program can carry, found by the verifier (pipeline.verify), not by
+# Edges no program can carry, found by the verifier (pipeline.verifier.verify), not by
 # link #1: in gpu_send_recv_loop's P2P chain recv → send → tanh → recv-done →
 # send-done, a done standing in for its start would come after the successor
 # (a cycle), and send-done's token is read by nothing. Link #1 says so and

@@ -13,8 +13,9 @@ import pytest
 import pipeline
 from bench.synthetic import synthetic_hlo
 from passes.hlo.parsed import Parsed
-from pipeline.program import run_program
+from pipeline.verifier.program import run_program
 from printer.penguin import Module, T
+from pipeline.xla import native
 
 F32 = T("tensor<f32>")
 
@@ -40,7 +41,7 @@ def test_every_op_says_its_hlo_computation(synthetic):
     """The computation an op's line leaves to its block is the one XLA's
     parse puts the instruction in (the while body's ops in the body)."""
     text, result = synthetic
-    parsed = Parsed.from_text(text)
+    parsed = native.read(text)
     of = {(c.name, i.name) for c in parsed.proto.computations for i in c.instructions}
     module = run_program(result.penguin_source, "<test>")["module"]
     named = [i for i in module.instructions() if i.opcode not in ("func.return", "stablehlo.return")]

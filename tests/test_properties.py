@@ -44,10 +44,11 @@ from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from passes.mlir import DIALECTS as DIALECT_OPS
 from passes.mlir import FlattenControlDepTupleOperands
-from pipeline.chain import execute
-from pipeline.importer import import_hlo
-from pipeline.xla import parse, print_module
+from pipeline.chain.result import execute
+from pipeline.xla.importer import import_hlo
+from pipeline.xla.isolated import parse, print_module
 from printer import print_penguin
+from pipeline.xla import native
 
 # No "explain" phase: on a failure it reruns the chain hundreds of times.
 _COMMON = dict(deadline=None, print_blob=True, phases=[p for p in Phase if p is not Phase.explain],
@@ -288,20 +289,20 @@ def test_what_the_properties_found(name, dialect, bundle):
     text = FOUND[name]
     report = pipeline.run(text, dialect=dialect, bundle=bundle, scope="all", isolate=False).report
     assert report.lost == [], [str(e) for e in report.lost]
-    assert len(report.edges) == len(Parsed.from_text(text).control_edges())
+    assert len(report.edges) == len(native.read(text).control_edges())
     fates = {(e.predecessor, e.successor): e for e in report.edges}
     if name == "reroute_onto_a_made_call":
         assert fates[("a", "zero")].emitted == (("a", "w"),)
         assert fates[("a", "init")].emitted == (("a", "w"),)
         # One call per successor, and %w reads the second; XLA reads link #1's output so.
-        parsed = Parsed.from_text(text)
+        parsed = native.read(text)
         module = view_of(parsed)
         PreserveControlDeps(bundle=bundle).run(module)
         main = module.computation("main")
         calls = [i for i in main.instructions if i.opcode == "custom-call"]
         assert len(calls) == 2 and main.instruction("w").operands == [calls[-1]]
         write_back(module)
-        [entry] = [c for c in Parsed.from_text(print_module(parsed.serialized())).proto.computations
+        [entry] = [c for c in native.read(print_module(parsed.serialized())).proto.computations
                    if c.name == "main"]
         by_id = {i.id: i for i in entry.instructions}
         [w] = [i for i in entry.instructions if i.name == "w"]
@@ -329,7 +330,7 @@ def test_a_made_up_name_never_takes_an_hlo_name():
     # later became `tuple.1.constant` and its edges were lost at link #4.
     from jaxlib.mlir import ir
 
-    from pipeline.mlir_context import make_context
+    from pipeline.xla.mlir_context import make_context
 
     text = """
     module @m {

@@ -8,7 +8,11 @@ import shutil
 
 import pytest
 
-from pipeline import cli, regress, versions
+from pipeline.cli import hlo2penguin as cli
+
+from pipeline.cli import regress
+
+from pipeline.xla import versions
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 

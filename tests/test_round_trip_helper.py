@@ -13,9 +13,10 @@ import pytest
 
 from jax_programs import PROGRAMS
 from passes.errors import ChainError
-from pipeline import sources
-from pipeline.example import EXAMPLE_HLO
+from pipeline.chain import sources
+from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.testing import assert_round_trip, differences, xla_outputs
+from pipeline.xla import native
 
 X = np.arange(4, dtype=np.float32) - 1.5
 
@@ -122,7 +123,7 @@ def test_a_path_text_and_a_captured_module_are_taken_and_judged_against_the_orig
         with pytest.raises(AssertionError, match="numerics: result 0 differs from expected by up to 1 "):
             assert_round_trip(hlo, inputs=[X], expected=wrong)
     with pytest.raises(TypeError, match="give a path, HLO text or a captured module"):
-        assert_round_trip(view_of(Parsed.from_text(EXAMPLE_HLO)), inputs=[X])
+        assert_round_trip(view_of(native.read(EXAMPLE_HLO)), inputs=[X])
 
 
 def test_differences_compares_floats_within_the_tolerance_and_the_rest_exactly():

@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 
 import pipeline
-from pipeline.example import EXAMPLE_HLO
+from pipeline.chain.example import EXAMPLE_HLO
 
 # Refuses every import of jax or jaxlib, as on a machine with only numpy.
 _NO_JAX = textwrap.dedent("""

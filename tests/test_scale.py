@@ -39,7 +39,8 @@ from bench.synthetic import many_predecessors
 from passes.hlo import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
-from pipeline.xla import parse_with_xla, print_module
+from pipeline.xla.isolated import parse_with_xla, print_module
+from pipeline.xla import native
 
 MILLION = int(os.environ.get("HLO2PENGUIN_SCALE_INSTRUCTIONS", "1000000"))
 
@@ -158,7 +159,7 @@ def test_the_generators_write_modules_xla_accepts_and_the_chain_keeps():
         parse_with_xla(text)
         report = pipeline.run(text, isolate=False).report
         assert report.lost == [] and report.count("dropped") == 0, [str(e) for e in report.edges]
-        assert len(report.edges) == len(Parsed.from_text(text).control_edges()) > 0
+        assert len(report.edges) == len(native.read(text).control_edges()) > 0
 
 
 # -- a successor with 10,000 predecessors -------------------------------------------
@@ -186,7 +187,7 @@ def test_ten_thousand_predecessors_through_the_whole_chain():
 
 def test_ten_thousand_predecessors_through_link_1_alone():
     def link1(n):
-        parsed = Parsed.from_text(many_predecessors(n))
+        parsed = native.read(many_predecessors(n))
         module = view_of(parsed)
         result = PreserveControlDeps().run(module)
         write_back(module)
@@ -201,7 +202,7 @@ def test_ten_thousand_predecessors_through_link_1_alone():
     # 9,800 plain and 100 while predecessors (a tuple's elements are plain ones), then %x.
     assert call.opcode == "custom-call" and len(call.operands) == 9_901
     # XLA reads link #1's output back, and reads the same: no edge left, %succ reads the one call.
-    again = Parsed.from_text(print_module(data))
+    again = native.read(print_module(data))
     assert again.control_edges() == []
     [main] = [c for c in again.proto.computations if c.name == "main"]
     by_name = {i.name: i for i in main.instructions}
@@ -268,7 +269,8 @@ from test_scale import big_module
 from passes.hlo import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
-from passes.hlo.xla import print_options
+from pipeline.xla import native
+from pipeline.xla.native import print_options
 
 figures = {}
 sizes = list(map(int, sys.argv[2:]))
@@ -278,7 +280,7 @@ for n in sizes:
     gc.collect()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    parsed = Parsed.from_text(text)
+    parsed = native.read(text)
     read = time.perf_counter()
     module = view_of(parsed)
     result = PreserveControlDeps().run(module)
@@ -292,7 +294,7 @@ for n in sizes:
     dropped = sum(1 for e in result.edges if e.fate.value == "dropped")
     del module, result
     if n == checked_n:  # what XLA reads back from link #1's output (its printing, read again by its parser)
-        parsed = Parsed.from_text(xla_hlo.HloModule.from_serialized_hlo_module_proto(written).to_string(print_options()))
+        parsed = native.read(xla_hlo.HloModule.from_serialized_hlo_module_proto(written).to_string(print_options()))
     checked = time.perf_counter()
     proto = parsed.proto
     figures[n] = dict(

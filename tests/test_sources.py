@@ -1,4 +1,4 @@
-"""pipeline/sources.py: HLO modules with control edges from a JAX function, a
+"""pipeline/chain/sources.py: HLO modules with control edges from a JAX function, a
 jax.export artifact (the corpus in tests/corpus/) or an XLA dump folder."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import pipeline
-from pipeline import sources
-from pipeline.sources import Captured, CapturedModule
+from pipeline.chain import sources
+from pipeline.chain.sources import Captured, CapturedModule
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 INTERFERENCE = "copy-insertion.after_adding_copies_to_resolve_interference"

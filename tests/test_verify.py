@@ -1,4 +1,4 @@
-"""The independent verifier (`pipeline.verify`, `hlo2penguin verify`) catches
+"""The independent verifier (`pipeline.verifier.verify`, `hlo2penguin verify`) catches
 planted bugs (issue 13, item 2).
 
 Each tampering test edits the program the chain emits (or the chain itself)
@@ -23,9 +23,9 @@ import jaxlib._hlo as xla_hlo
 import pytest
 
 import pipeline
-from pipeline import cli
-from pipeline.chain import LINKS
-from pipeline.verify import verify
+from pipeline.cli import hlo2penguin as cli
+from pipeline.chain.blame import LINKS
+from pipeline.verifier.verify import verify
 from printer import python_printer
 
 HERE = Path(__file__).parent
@@ -193,7 +193,7 @@ def test_xla_refuses_the_bad_module():
 
 
 @functools.cache
-def chain(text: str, dialect: str = "stablehlo") -> pipeline.chain.ChainResult:
+def chain(text: str, dialect: str = "stablehlo") -> pipeline.chain.result.ChainResult:
     return pipeline.run(text, dialect=dialect, isolate=False)
 
 
@@ -204,7 +204,7 @@ def source_of(text: str, dialect: str = "stablehlo") -> str:
 def var(source: str, name: str, computation: str) -> str:
     """The program's variable for the op named `name` in `computation` (read
     from what the program builds, whatever form its lines take)."""
-    from pipeline.program import run_program
+    from pipeline.verifier.program import run_program
     from printer.penguin import Instruction
 
     found = [v for v, value in run_program(source, "<test>").items()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 import pipeline
-from pipeline.verify import verify
+from pipeline.verifier.verify import verify
 
 DIALECTS = ("stablehlo", "mhlo")
 

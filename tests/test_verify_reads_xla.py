@@ -8,9 +8,9 @@ import pathlib
 
 import pytest
 
-from pipeline.verify import VerifyError, read_hlo, verify
+from pipeline.verifier.verify import VerifyError, read_hlo, verify
 
-VERIFY_PY = pathlib.Path(__file__).resolve().parent.parent / "pipeline" / "verify.py"
+VERIFY_PY = pathlib.Path(__file__).resolve().parent.parent / "pipeline" / "verifier" / "verify.py"
 
 
 def by_name(found: dict, computation: str) -> dict:

@@ -1,4 +1,4 @@
-"""`pipeline.workers.run`, what `check` and `regress` share: results in the
+"""`pipeline.cli.workers.run`, what `check` and `regress` share: results in the
 order of the tasks whatever order they finish in, `on_done(i)` as task `i`
 finishes, and a task's exception ending the run without starting the tasks
 still queued. Oracles: the tasks' own arguments, and the files each task
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import workers
+from pipeline.cli import workers
 
 
 def slow_square(n: int, seconds: float) -> int:

@@ -33,8 +33,8 @@ import pytest
 from jaxlib.mlir import ir, passmanager
 
 import pipeline
-from pipeline.importer import ImportFailed, import_hlo
-from pipeline.mlir_context import make_context, register_passes
+from pipeline.xla.importer import ImportFailed, import_hlo
+from pipeline.xla.mlir_context import make_context, register_passes
 
 HERE = Path(__file__).parent / "xla_style"
 FILES = sorted(p.name for p in HERE.glob("*.hlo"))
@@ -284,7 +284,7 @@ def _reaches(start, goal, control: dict) -> bool:
 
 @functools.cache
 def xla_opcodes(name: str) -> dict:
-    from pipeline.verify import read_hlo
+    from pipeline.verifier.verify import read_hlo
     return read_hlo(text_of(name))
 
 

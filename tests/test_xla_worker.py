@@ -1,4 +1,4 @@
-"""The child that runs XLA for the chain (`pipeline.xla.XlaWorker`): it runs
+"""The child that runs XLA for the chain (`pipeline.xla.isolated.XlaWorker`): it runs
 this copy of the chain whatever the working directory holds, answers in
 order, and a child that died is said so, never waited for."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pipeline
 from processes import live_children
-from pipeline.xla import WorkerDied, XlaWorker
+from pipeline.xla.isolated import WorkerDied, XlaWorker
 
 REPO = Path(__file__).parent.parent
 TEXT = textwrap.dedent("""\
@@ -56,7 +56,7 @@ def test_a_child_that_died_is_said_so_and_leaves_no_traceback():
     script = textwrap.dedent(f"""\
         import sys
         sys.path.insert(0, {str(REPO)!r})
-        from pipeline.xla import XlaWorker, WorkerDied
+        from pipeline.xla.isolated import XlaWorker, WorkerDied
         w = XlaWorker()
         w.process.kill()
         w.process.wait()
@@ -83,7 +83,8 @@ def test_the_cli_starts_xla_s_child_first_and_its_run_takes_that_one(tmp_path, m
     """`hlo2penguin` starts the child before it imports the chain (the
     child loads jaxlib meanwhile), and the run uses that child: one child
     per command, none left after it, whether the run succeeds or fails."""
-    from pipeline import cli, xla_child
+    from pipeline.cli import hlo2penguin as cli
+    from pipeline.xla import child as xla_child
 
     started = []
     real_init = XlaWorker.__init__

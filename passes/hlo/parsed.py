@@ -5,7 +5,7 @@ computations, reports and programs keep it as written).
 This is the one reading of HLO in the chain. Link #1 edits `proto`
 (`passes.hlo.view`), link #2 imports it, the verifier reads its edges.
 
-    parsed = Parsed.from_text(text, "module.hlo")   # XLA's parser, in this process
+    parsed = pipeline.xla.native.read(text, "module.hlo")   # XLA's parser, in this process
     parsed.proto.computations[0].instructions[0].name   # XLA's name
     parsed.name(computation, xla_name)                  # the name as written
 """
@@ -29,14 +29,6 @@ class Parsed:
     # first touch of a message costs twice the next, so the readers before
     # link #1 (the names' check, link #1's view) share one.
     _lists: list[list] | None = field(default=None, repr=False, compare=False)
-
-    @classmethod
-    def from_text(cls, text: str, source: str | None = None) -> Parsed:
-        """XLA's parser on `text`, in this process (XlaRejected naming `source`).
-        XLA aborts the process on some bad input: `pipeline.xla.parse(isolate=True)` parses in a child."""
-        from passes.hlo.xla import parse_with_xla
-
-        return cls.from_serialized(parse_with_xla(text, source).as_serialized_hlo_module_proto(), text, source)
 
     @classmethod
     def from_serialized(cls, data: bytes, text: str | None = None, source: str | None = None) -> Parsed:

@@ -23,13 +23,14 @@ from passes.hlo import proto as hlo_proto
 from passes.hlo.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
-from passes.hlo.xla import parse_with_xla, print_options
+from pipeline.xla.native import parse_with_xla, print_options
+from pipeline.xla import native
 
 
 def hlo(text: str) -> str:
     """A test input: dedented, and real XLA syntax (XLA's parser reads it)."""
     text = textwrap.dedent(text).strip() + "\n"
-    Parsed.from_text(text)
+    native.read(text)
     return text
 
 
@@ -77,7 +78,7 @@ class XlaModule:
     @classmethod
     def of_text(cls, text: str, source: str | None = None) -> XlaModule:
         """XLA's reading of an input text (`%t#i` made explicit where this jaxlib needs it)."""
-        from pipeline.xla import parse
+        from pipeline.xla.isolated import parse
 
         return cls(parse(text, source).serialized())
 
@@ -208,12 +209,12 @@ class Link1Run:
 
     def imported(self, **kwargs):
         """Link #2 (XLA's importer) on the output."""
-        from pipeline.importer import import_hlo
+        from pipeline.xla.importer import import_hlo
 
         return import_hlo(self.parsed, **kwargs)
 
 
-def run(text: str, bundle: bool = False, source: str | None = None, parse=Parsed.from_text) -> Link1Run:
+def run(text: str, bundle: bool = False, source: str | None = None, parse=native.read) -> Link1Run:
     """Link #1 as the chain runs it; XLA must read its output back."""
     parsed = parse(text, source)
     module = view_of(parsed)

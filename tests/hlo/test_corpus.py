@@ -21,7 +21,7 @@ from link1_helpers import XlaModule, assert_only_edges_changed, run
 from passes.control_dep import HAS_CONTROL_DEPS
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
 from passes.hlo.view import view_of
-from pipeline import xla
+from pipeline.xla import isolated as xla
 
 MODULES = corpus()
 WITH_EDGES = [(name, text) for name, text in MODULES if "control-predecessors" in text]
@@ -96,7 +96,7 @@ def xla_reads_its_own_parse(parsed) -> bool:
 def test_xla_reads_link1_output_of_every_checked_in_dump(name, bundle):
     """Each edge of the input is in the report (names as written), and each
     one kept is an AwsNeuronControlDep operand feeding what the report says,
-    in a module XLA reads back. `pipeline.xla.parse` makes newer XLA's `%t#i`
+    in a module XLA reads back. `pipeline.xla.isolated.parse` makes newer XLA's `%t#i`
     operands explicit where this jaxlib's parser needs it."""
     text = (TESTS / name).read_text()
     parsed = xla.parse(text, name)

@@ -23,7 +23,8 @@ from passes.hlo import direct
 from passes.hlo.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
-from pipeline.xla import readable_text
+from pipeline.xla.isolated import readable_text
+from pipeline.xla import native
 
 TESTS = Path(__file__).resolve().parent.parent
 FILES = sorted(p for d in ("xla_style", "pipeline_dumps", "newer_xla") for p in (TESTS / d).glob("*.hlo"))
@@ -55,7 +56,7 @@ class _Count:
 
 
 def _assert_same(text: str, bundle: bool) -> None:
-    data = Parsed.from_text(text).serialized()
+    data = native.read(text).serialized()
     general = _link1(data, text, use_direct=False, bundle=bundle)
     fast = _link1(data, text, use_direct=True, bundle=bundle)
     assert fast[2] == general[2]
@@ -66,7 +67,7 @@ def _assert_same(text: str, bundle: bool) -> None:
 def _readable(text: str) -> str | None:
     try:
         text = readable_text(text)
-        Parsed.from_text(text)
+        native.read(text)
     except ChainError:
         return None
     return text

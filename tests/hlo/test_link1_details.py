@@ -14,12 +14,13 @@ from imported_edges import control_dep_edges, is_control_dep_call, walk
 from link1_helpers import hlo, run, tuple_elements
 from passes.hlo.parsed import Parsed
 from passes.hlo.preserve_control_deps import Fate
+from pipeline.xla import native
 
 
 def hlo_edges(text: str) -> dict[str, list[str]]:
     """successor -> its control predecessors, as XLA reads the input."""
     found: dict[str, list[str]] = {}
-    for _, pred, succ in Parsed.from_text(text).control_edges():
+    for _, pred, succ in native.read(text).control_edges():
         found.setdefault(succ, []).append(pred)
     return found
 
@@ -203,7 +204,7 @@ def test_no_control_dep_call_reads_a_value_defined_after_it(root):
           ROOT %r = f32[4]{0} ROOT_OPERATION
         }
     """.replace("ROOT_OPERATION", root))
-    read = [i.name for i in Parsed.from_text(text).proto.computations[0].instructions]  # XLA's order
+    read = [i.name for i in native.read(text).proto.computations[0].instructions]  # XLA's order
     out = run(text)
     [edge] = out.result.edges
     assert edge.fate is Fate.REROUTED and edge.emitted == (("cd", "s"),)

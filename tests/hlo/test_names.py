@@ -21,8 +21,8 @@ import pytest
 
 from passes.hlo import proto
 from passes.hlo.names import names_of, scan, written_names
-from passes.hlo.xla import XlaRejected
-from pipeline.xla import parse
+from pipeline.xla.native import XlaRejected
+from pipeline.xla.isolated import parse
 
 TESTS = Path(__file__).parent.parent
 MODULES = sorted([*TESTS.glob("xla_style/*.hlo"), *TESTS.glob("pipeline_dumps/*.hlo"),
@@ -205,7 +205,7 @@ def renamed_and_made(text: str, module) -> tuple[bool, bool]:
 def xla_read(path: Path):
     """(the text XLA reads, XLA's proto) of a corpus module; None if XLA
     refuses it (a module written to be refused). `%t#i` is made explicit
-    for jaxlib 0.10.2 (`pipeline.xla.parse`)."""
+    for jaxlib 0.10.2 (`pipeline.xla.isolated.parse`)."""
     try:
         parsed = parse(path.read_text(), path.name)
     except XlaRejected:

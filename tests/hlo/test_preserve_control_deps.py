@@ -19,6 +19,7 @@ from passes.hlo import proto as hlo_proto
 from passes.hlo.parsed import Parsed
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
 from passes.hlo.view import view_of, write_back
+from pipeline.xla import native
 
 
 def fates(result) -> dict[tuple[str, str], Fate]:
@@ -82,7 +83,7 @@ def test_running_twice_changes_nothing():
     first = run(TWO_PREDS)
     assert first.result.changed
     # On link #1's output as XLA prints it, and on its proto as it is.
-    for again in (Parsed.from_text(first.xla.text), Parsed.from_serialized(first.parsed.serialized())):
+    for again in (native.read(first.xla.text), Parsed.from_serialized(first.parsed.serialized())):
         _, second, unchanged = run_in_place(again)
         assert not second.changed and second.edges == [] and unchanged
 
@@ -95,7 +96,7 @@ def test_module_without_edges_is_left_alone():
           ROOT %n = f32[] negate(%x)
         }
     """)
-    parsed = Parsed.from_text(text)
+    parsed = native.read(text)
     module, result, unchanged = run_in_place(parsed)
     assert not result.changed and result.edges == [] and module.computations == []
     assert unchanged  # XLA's parse, as it was

@@ -16,7 +16,7 @@ import jaxlib._jax as xla_ext
 import pytest
 
 from passes.hlo import proto
-from pipeline.example import EXAMPLE_HLO
+from pipeline.chain.example import EXAMPLE_HLO
 
 TESTS = Path(__file__).parent.parent
 MODULES = sorted([*TESTS.glob("xla_style/*.hlo"), *TESTS.glob("pipeline_dumps/*.hlo"),
@@ -134,7 +134,7 @@ ENTRY %main (p: f32[4]) -> f32[4] {
     assert re.search(r"ROOT %c = f32\[4\]\{0\} add\(%c\.control-dep, %p\)\n", printed), printed
     assert 'has_control_deps="1"' in printed and 'origin="test"' in printed
     mlir = xla_ext.mlir.hlo_to_stablehlo(data)
-    from pipeline.mlir_context import make_context
+    from pipeline.xla.mlir_context import make_context
     from jaxlib.mlir import ir
 
     imported = str(ir.Module.parse(mlir, context=make_context()))

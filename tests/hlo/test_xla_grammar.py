@@ -40,9 +40,9 @@ from hypothesis import strategies as st
 import pipeline
 from passes.hlo import proto as hlo_proto
 from passes.hlo.text import HloSyntaxError
-from passes.hlo.xla import XlaRejected
-from pipeline.versions import xla_reads_tuple_element_operands
-from pipeline.xla import readable_text
+from pipeline.xla.native import XlaRejected
+from pipeline.xla.versions import xla_reads_tuple_element_operands
+from pipeline.xla.isolated import readable_text
 
 SOURCE = "in.hlo"
 

@@ -28,9 +28,10 @@ from passes.hlo import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from passes.mlir import MHLO, STABLEHLO, FlattenControlDepTupleOperands
-from pipeline.example import EXAMPLE_HLO
-from pipeline.importer import import_hlo, run_pipeline
-from pipeline.mlir_context import make_context, register_passes
+from pipeline.chain.example import EXAMPLE_HLO
+from pipeline.xla.importer import import_hlo, run_pipeline
+from pipeline.xla.mlir_context import make_context, register_passes
+from pipeline.xla import native
 
 FLATTEN_TUPLE = "builtin.module(func.func(mhlo-flatten-tuple))"
 T2 = "tuple<tensor<f32>, tensor<i32>>"
@@ -174,7 +175,7 @@ def test_the_stablehlo_twin_agrees_through_legalization():
 
 
 def imported_example(dialect: str, bundle: bool) -> ir.Module:
-    parsed = Parsed.from_text(EXAMPLE_HLO)
+    parsed = native.read(EXAMPLE_HLO)
     module = view_of(parsed)
     PreserveControlDeps(bundle=bundle).run(module)
     write_back(module)

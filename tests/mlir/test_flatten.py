@@ -17,7 +17,7 @@ from jaxlib.mlir.dialects import stablehlo as stablehlo_dialect
 from passes.control_dep import CONTROL_DEP_TARGET, is_control_dep
 from passes.mlir import (MHLO, STABLEHLO, FlattenControlDepTupleOperands, FlattenError,
                          FlattenResult)
-from pipeline.mlir_context import make_context, register_passes
+from pipeline.xla.mlir_context import make_context, register_passes
 
 TWINS = pytest.mark.parametrize("dialect", [STABLEHLO, MHLO], ids=lambda d: d.name)
 

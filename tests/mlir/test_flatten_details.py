@@ -6,7 +6,7 @@ import pytest
 from jaxlib.mlir import passmanager
 
 from passes.mlir import MHLO, STABLEHLO, FlattenControlDepTupleOperands
-from pipeline.mlir_context import make_context
+from pipeline.xla.mlir_context import make_context
 
 # The pass names the README documents (hlo2penguin-opt flags and --pass-pipeline elements).
 DOCUMENTED = {"mhlo": "flatten-control-dep-tuple-operands",

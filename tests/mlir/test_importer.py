@@ -1,4 +1,4 @@
-"""Link #2, `pipeline.importer.import_hlo`: XLA's real importer, the names it
+"""Link #2, `pipeline.xla.importer.import_hlo`: XLA's real importer, the names it
 would lose, the dead copies it leaves, and the inputs that make it abort.
 
 Each `import_hlo` call with the default `isolate=True` starts a child
@@ -21,9 +21,10 @@ from jaxlib.mlir import ir
 from passes.hlo import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
-from pipeline.example import EXAMPLE_HLO
-from pipeline.importer import DIALECTS, ImportFailed, XlaWorker, _run_importer, import_hlo
-from pipeline.mlir_context import make_context
+from pipeline.chain.example import EXAMPLE_HLO
+from pipeline.xla.importer import DIALECTS, ImportFailed, XlaWorker, _run_importer, import_hlo
+from pipeline.xla.mlir_context import make_context
+from pipeline.xla import native
 
 BOTH = pytest.mark.parametrize("dialect", DIALECTS)
 
@@ -65,7 +66,7 @@ def origin(op) -> tuple[str, str, str]:
 
 def after_link_1(text: str, bundle: bool = False) -> Parsed:
     """XLA's parse of `text` with link #1's edits written back into its proto."""
-    parsed = Parsed.from_text(text)
+    parsed = native.read(text)
     module = view_of(parsed)
     PreserveControlDeps(bundle=bundle).run(module)
     write_back(module)
@@ -199,7 +200,7 @@ def test_a_context_can_be_given():
 
 def test_a_parse_and_its_text_import_the_same():
     text = import_hlo(PROGRAM, "mhlo", isolate=False).operation.get_asm(enable_debug_info=True)
-    parsed = import_hlo(Parsed.from_text(PROGRAM), "mhlo", isolate=False).operation.get_asm(enable_debug_info=True)
+    parsed = import_hlo(native.read(PROGRAM), "mhlo", isolate=False).operation.get_asm(enable_debug_info=True)
     assert text == parsed
 
 
@@ -403,7 +404,7 @@ def test_refusal_does_not_crash_the_process():
     """In a fresh interpreter with no isolation at all: the pre-check is what
     stands between the user and XLA's abort."""
     code = textwrap.dedent(f"""
-        from pipeline.importer import import_hlo, ImportFailed
+        from pipeline.xla.importer import import_hlo, ImportFailed
         try:
             import_hlo({tuple_element_of("copy-start")!r}, isolate=False)
         except ImportFailed as err:

@@ -25,8 +25,8 @@ from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from passes.mlir import DIALECTS as FLATTEN
 from passes.mlir import FlattenControlDepTupleOperands, FlattenResult
-from pipeline.importer import DIALECTS, import_hlo
-from pipeline.xla import parse
+from pipeline.xla.importer import DIALECTS, import_hlo
+from pipeline.xla.isolated import parse
 
 BOTH = pytest.mark.parametrize("dialect", DIALECTS)
 BUNDLE = pytest.mark.parametrize("bundle", [False, True], ids=["flat", "bundle"])

@@ -18,7 +18,7 @@ import multiprocessing
 import sys
 from typing import Callable, Sequence
 
-from pipeline.cli_support import UsageError
+from pipeline.cli.support import UsageError
 
 CONNECT_TIMEOUT = 5  # seconds to reach a scheduler before saying it cannot be reached
 INSTALL_HINT = "pip install 'hlo2penguin[distributed]'"

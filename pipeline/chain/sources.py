@@ -34,7 +34,7 @@ from typing import Any, Callable
 from passes.errors import ChainError
 from passes.hlo.parsed import Parsed
 from passes.hlo.text import decode
-from pipeline.xla import parse
+from pipeline.xla.isolated import parse
 
 __all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "Loaded", "UnreadableInput", "from_dump_dir",
            "from_export", "from_jax", "hlo_module_name", "is_hlo_dump_name", "load", "looks_like_hlo",

@@ -1,5 +1,5 @@
 """XLA's own HLO parser, printer and importer, in this process or in a
-child (`pipeline._import_worker`, where XLA may abort): the one reader of
+child (`pipeline.xla.worker`, where XLA may abort): the one reader of
 HLO in the chain, and the oracle for every module it writes."""
 
 from __future__ import annotations
@@ -7,15 +7,16 @@ from __future__ import annotations
 import re
 
 from passes.hlo.parsed import Parsed
-from passes.hlo.xla import XlaRejected, canonical_text, parse_with_xla, print_options, refusal
-from pipeline.versions import xla_reads_tuple_element_operands
-from pipeline.xla_child import WorkerDied, XlaWorker
+from pipeline.xla import native
+from pipeline.xla.native import XlaRejected, canonical_text, parse_with_xla, refusal
+from pipeline.xla.versions import xla_reads_tuple_element_operands
+from pipeline.xla.child import WorkerDied, XlaWorker
 
 __all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "check",
            "first_said", "parse", "parse_with_xla", "print_module", "refusal"]
 
 
-# The `%t#i` operand; jaxlib 0.10.2's parser does not know it (pipeline.versions).
+# The `%t#i` operand; jaxlib 0.10.2's parser does not know it (pipeline.xla.versions).
 TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
 
 
@@ -37,7 +38,7 @@ def parse(text: str, source: str | None = None, *, isolate: bool = False,
     XlaRejected too."""
     text = readable_text(text)
     if not isolate:
-        return Parsed.from_text(text, source)
+        return native.read(text, source)
     status, answer = _in_child(worker, "parse", text.encode("utf-8"), "XLA's parser", source)
     if status != "ok":
         raise refusal(answer.decode("utf-8", "replace"), source)
@@ -70,10 +71,8 @@ def print_module(data: bytes, source: str | None = None, *, isolate: bool = Fals
     """XLA's printing of a serialized module (link #1's output): XLA reads it
     back first, so this is also XLA's verdict on it (XlaRejected if it refuses)."""
     if not isolate:
-        import jaxlib._hlo as xla_hlo
-
         try:
-            return xla_hlo.HloModule.from_serialized_hlo_module_proto(data).to_string(print_options())
+            return native.print_proto(data)
         except Exception as err:  # jaxlib raises its own error type
             raise _refused_proto(source, first_said(str(err)) or str(err)) from None
     status, answer = _in_child(worker, "print", data, "XLA reading link #1's output", source)

@@ -10,7 +10,7 @@ report and a hash of the Penguin program are what they were). Numerics that
 fail, or turn "unsupported: <op>", count as a regression. Exit 1 on any
 regression; `--update-goldens` rewrites the goldens instead of comparing.
 
-Each program is one task (`pipeline.workers`): in this process, in `--jobs`
+Each program is one task (`pipeline.cli.workers`): in this process, in `--jobs`
 processes, or on a Dask cluster (`--scheduler`). Its artifact, inputs and
 golden are read here and go with the task, and goldens are written here, so
 a worker needs the package, not the corpus folder.
@@ -32,8 +32,9 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 from passes.dialects import DIALECTS
-from pipeline import versions, workers
-from pipeline.cli_support import Parser, UsageError, guarded
+from pipeline.xla import versions
+from pipeline.cli import workers
+from pipeline.cli.support import Parser, UsageError, guarded
 
 DEFAULT_DIR = os.path.join("tests", "corpus")
 
@@ -48,7 +49,7 @@ class Row:
     rerouted: int = 0
     dropped: int = 0
     lost: int = 0
-    spurious: int = 0       # dep edges no HLO edge accounts for (pipeline.verify)
+    spurious: int = 0       # dep edges no HLO edge accounts for (pipeline.verifier.verify)
     numerics: str = "n/a"   # ok | FAIL … | unsupported: op | n/a
     golden: str = "n/a"     # ok | changed … | new | updated
     error: str = ""
@@ -118,7 +119,7 @@ def check_program(program: Program, update: bool) -> tuple[list[Row], dict | Non
     record; None if the program could not be captured)."""
 
     import pipeline
-    from pipeline.sources import from_export
+    from pipeline.chain.sources import from_export
 
     name, golden = program.name, program.golden
     if program.artifact is None:

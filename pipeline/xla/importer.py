@@ -19,7 +19,7 @@ XLA can abort the whole process on some inputs. Known cases are refused
 before import; with `isolate=True` (the default) XLA's parser and importer
 also run in a child process, so an unknown one becomes an error
 (`XlaRejected` from the parser, `ImportFailed` from the importer), not a crash.
-The child is a `pipeline.xla.XlaWorker`: the chain starts it before reading,
+The child is a `pipeline.xla.isolated.XlaWorker`: the chain starts it before reading,
 so that its Python and jaxlib load on the other core meanwhile, and the same
 child parses the text and imports link #1's output.
 """
@@ -38,8 +38,8 @@ from passes.hlo.parsed import Parsed
 from passes.hlo.text import decode
 from passes.hlo.preserve_control_deps import opens_async_pair
 from passes.locations import hlo_location, hlo_name, key_name, key_of
-from pipeline.mlir_context import make_context, register_passes
-from pipeline.xla import WorkerDied, XlaWorker, abort_reason, first_said, parse
+from pipeline.xla.mlir_context import make_context, register_passes
+from pipeline.xla.isolated import WorkerDied, XlaWorker, abort_reason, first_said, parse
 
 __all__ = ["DIALECTS", "HloNames", "ImportFailed", "UnknownDialect", "XlaWorker", "import_hlo", "import_keyed",
            "refuse_known_aborts",
@@ -274,9 +274,10 @@ def _run_importer(proto: bytes, source_name: str | None, worker: XlaWorker | Non
     """XLA's importer on a serialized HLO proto: here, or in `worker`."""
     stage = f"{source_name}: link #2 (XLA's importer)" if source_name else "link #2 (XLA's importer)"
     if worker is None:
-        import jaxlib._jax as xla_ext
+        from pipeline.xla.native import hlo_to_stablehlo
+
         try:
-            return xla_ext.mlir.hlo_to_stablehlo(proto)
+            return hlo_to_stablehlo(proto)
         except Exception as err:
             raise ImportFailed(f"{stage}: {_first_line(str(err))}") from None
     try:

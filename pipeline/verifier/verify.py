@@ -1,6 +1,6 @@
 """The proof, without taking the chain's word for it: an independent verifier.
 
-    report = pipeline.verify("module.hlo", "program.py")
+    report = pipeline.verifier.verify("module.hlo", "program.py")
     report.lost, report.spurious
 
 From the original HLO alone, read by XLA's parser (not by link #1, whose
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from passes.control_dep import Fate
 from passes.errors import ChainError
-from pipeline.report import EdgeReport, Report, SpuriousEdge
+from pipeline.verifier.report import EdgeReport, Report, SpuriousEdge
 
 _FORWARDING = frozenset({"tuple", "get-tuple-element"})
 _PAIRED_DONES = frozenset({"send-done", "recv-done"})  # the importer folds them into their send/recv
@@ -84,8 +84,8 @@ def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[s
     `passes.hlo.Parsed`: the chain hands its own, as read)."""
     from passes.hlo import proto as hlo_proto
     from passes.hlo.parsed import Parsed
-    from passes.hlo.xla import XlaRejected
-    from pipeline.xla import parse
+    from pipeline.xla.native import XlaRejected
+    from pipeline.xla.isolated import parse
 
     if isinstance(hlo, Parsed):
         parsed = hlo
@@ -307,8 +307,8 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
     # collector would walk them (and the caller's heap) again and again for
     # nothing (measured: about a third of the time at 30k instructions).
     if not isinstance(text, Parsed):
-        from passes.hlo.xla import XlaRejected
-        from pipeline.xla import parse
+        from pipeline.xla.native import XlaRejected
+        from pipeline.xla.isolated import parse
 
         try:
             text = parse(text, where, isolate=isolate)
@@ -558,7 +558,7 @@ def _program_module(program):
             raise VerifyError(f"cannot read program '{path}': {err.strerror}") from None
     else:
         program_source, where = program, "<penguin program>"
-    from pipeline.program import run_program  # the chain's loader: a long program runs in pieces
+    from pipeline.verifier.program import run_program  # the chain's loader: a long program runs in pieces
 
     try:
         namespace = run_program(program_source, where)

@@ -53,7 +53,7 @@ def version_line(prog: str) -> str:
     """`PROG X.Y.Z (jax A, jaxlib B)`: the installed package and the jax it runs with."""
     from importlib import metadata
 
-    from pipeline import versions
+    from pipeline.xla import versions
 
     return f"{prog} {metadata.version('hlo2penguin')} (jax {versions.JAX}, jaxlib {versions.JAXLIB})"
 

@@ -1,4 +1,4 @@
-"""What became of each HLO control edge: the verdict of `pipeline.verify`,
+"""What became of each HLO control edge: the verdict of `pipeline.verifier.verify`,
 the report `pipeline.run` returns and the CLIs print.
 
 One vocabulary of fates (`passes.control_dep.Fate`, shared with link #1's

@@ -3,7 +3,7 @@ process it runs in: its HLO parser CHECK-fails (or worse) on some modules it
 could have refused (a `parameter(5)` past the signature, a `reshape` of the
 wrong size, a get-tuple-element index past its tuple), its importer on
 others ("LLVM ERROR: Failed to infer result type(s)"); here that kills only
-this child, and the parent (`pipeline.importer.XlaWorker`) says why.
+this child, and the parent (`pipeline.xla.importer.XlaWorker`) says why.
 
 The child answers requests, in order, until its stdin closes. A request is
 a line `<command> <length>` and `length` bytes; the answer is a line
@@ -27,8 +27,7 @@ def _answer(out, status: str, payload: bytes) -> None:
 
 
 def serve(stdin, stdout) -> None:
-    import jaxlib._hlo as xla_hlo
-    import jaxlib._jax as xla_ext
+    from pipeline.xla import native
 
     while True:
         header = stdin.readline()
@@ -38,18 +37,14 @@ def serve(stdin, stdout) -> None:
         payload = stdin.read(int(length))
         try:
             if command == "parse":
-                module = xla_hlo.hlo_module_from_text(payload.decode("utf-8"))
-                _answer(stdout, "ok", module.as_serialized_hlo_module_proto())
+                _answer(stdout, "ok", native.parse_to_proto(payload.decode("utf-8")))
             elif command == "print":
-                from passes.hlo.xla import print_options
-
-                module = xla_hlo.HloModule.from_serialized_hlo_module_proto(payload)
-                _answer(stdout, "ok", module.to_string(print_options()).encode())
-            elif command == "compile":  # pieces of a long Penguin program (pipeline.program)
+                _answer(stdout, "ok", native.print_proto(payload).encode())
+            elif command == "compile":  # pieces of a long Penguin program (pipeline.verifier.program)
                 _answer(stdout, *_compile(payload))
             elif command == "import":
                 try:
-                    _answer(stdout, "ok", xla_ext.mlir.hlo_to_stablehlo(payload))
+                    _answer(stdout, "ok", native.hlo_to_stablehlo(payload))
                 except Exception as err:  # an ordinary refusal: pass its text on
                     _answer(stdout, "failed", str(err).encode())
             else:
@@ -61,7 +56,7 @@ def serve(stdin, stdout) -> None:
 def _compile(payload: bytes) -> tuple[str, bytes]:
     import marshal
 
-    from pipeline.program import compile_piece
+    from pipeline.verifier.program import compile_piece
 
     filename, pieces = marshal.loads(payload)
     try:

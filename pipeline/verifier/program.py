@@ -28,7 +28,7 @@ _STATEMENT_START = re.compile(r"(?!(?:else|elif|except|finally|case)\b)[A-Za-z_]
 def run_program(source: str, filename: str, helper=None) -> dict:
     """Run the program's statements, in order, in one module namespace
     (named `filename` in tracebacks); the namespace. `helper`, XLA's child
-    (`pipeline.xla_child.XlaWorker`) idle by then, compiles every other
+    (`pipeline.xla.child.XlaWorker`) idle by then, compiles every other
     piece of a long program meanwhile: compiling is nine tenths of the time."""
     namespace: dict = {"__name__": "penguin_program"}
     with no_cyclic_gc():
@@ -88,7 +88,7 @@ def _pieces(lines: list[str]) -> list[tuple[int, str]]:
 def _ask_to_compile(helper, filename: str, pieces: list[tuple[int, str]]):
     """Hand `pieces` to the child; a function that returns their code objects
     (None if the child could not compile them, or died)."""
-    from pipeline.xla_child import WorkerDied
+    from pipeline.xla.child import WorkerDied
 
     try:
         helper.submit("compile", marshal.dumps((filename, pieces)))

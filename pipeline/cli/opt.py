@@ -22,9 +22,9 @@ import sys
 from jaxlib.mlir import ir, passmanager
 
 from passes.mlir import BY_MNEMONIC, SCOPES, FlattenControlDepTupleOperands
-from pipeline.cli_support import Parser, UsageError, guarded, version_line, write_output
-from pipeline.mlir_context import make_context, register_passes
-from pipeline.sources import read_path
+from pipeline.cli.support import Parser, UsageError, guarded, version_line, write_output
+from pipeline.xla.mlir_context import make_context, register_passes
+from pipeline.chain.sources import read_path
 
 PROG = "hlo2penguin-opt"
 _OPTIONS = ("scope", "keep-attributes", "until-unchanged")  # link #3's pipeline options
@@ -94,7 +94,7 @@ def check_bytecode(data: bytes, name: str) -> None:
     """MLIR's bytecode reader aborts the process on some corrupted files (a
     heap corruption, a C++ exception thrown through the bindings): a child
     process parses it first, and only bytecode it read cleanly is parsed here."""
-    done = subprocess.run([sys.executable, "-m", "pipeline.opt", "--check-bytecode", name], input=data,
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli.opt", "--check-bytecode", name], input=data,
                           capture_output=True, check=False)
     if done.returncode == 0:
         return

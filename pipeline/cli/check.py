@@ -12,7 +12,7 @@ any other text. A file named is read as HLO whatever it starts with. A module wi
 refuses (XLA's parser or importer, any `ChainError`) is a row with the
 one-line error, and the run goes on. Each module is one task: in this
 process, in `jobs` spawned processes, or on a Dask cluster
-(`pipeline.workers`).
+(`pipeline.cli.workers`).
 
     summary = check(["/tmp/xla_dump"], jobs=2, dialect="mhlo")
     summary.totals(), summary.ok, summary.modules[0].lost
@@ -29,10 +29,10 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 from passes.errors import ChainError
-from pipeline import workers
-from pipeline.cli_support import Parser, UsageError, add_chain_options, chain_options, guarded
-from pipeline.report import FATES
-from pipeline.sources import hlo_module_name, looks_like_hlo, read_path
+from pipeline.cli import workers
+from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded
+from pipeline.verifier.report import FATES
+from pipeline.chain.sources import hlo_module_name, looks_like_hlo, read_path
 
 PROG = "hlo2penguin check"
 SUFFIXES = (".txt", ".hlo")
@@ -174,7 +174,7 @@ def check(paths, *, jobs: int | None = None, scheduler: str | None = None, progr
     `pipeline.run(module, **chain_options)`; one row per module, in sorted
     order. `jobs` local processes (default: every core) or the Dask
     scheduler at `scheduler`; `progress`: a tqdm bar on stderr."""
-    from pipeline.chain import Options
+    from pipeline.chain.options import Options
 
     Options(**chain_options)  # an unknown dialect or scope fails before any module is read
     candidates, not_hlo, no_edges = find_modules(paths)

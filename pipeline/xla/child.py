@@ -1,4 +1,4 @@
-"""XLA's child process (`pipeline._import_worker`), in a module light enough
+"""XLA's child process (`pipeline.xla.worker`), in a module light enough
 to import before anything heavy: `hlo2penguin` starts the child first thing
 (`start_early`), so that it loads Python and jaxlib while this process
 imports the chain. On a small module that load was most of the wait: the
@@ -22,7 +22,7 @@ class WorkerDied(Exception):
 
 
 class XlaWorker:
-    """A child process that runs XLA for the chain (`pipeline._import_worker`):
+    """A child process that runs XLA for the chain (`pipeline.xla.worker`):
     start it early, `ask` it in order, `close()` it. Its stderr (XLA's logs
     and, on an abort, its reason) goes to a file, so it can never fill a pipe."""
 
@@ -31,8 +31,8 @@ class XlaWorker:
         # The child runs this very copy of the chain, whatever the working
         # directory holds (`-m` would look there first). Pipes unbuffered:
         # a child that died leaves nothing to flush at exit.
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        start = f"import sys; sys.path.insert(0, {root!r}); from pipeline._import_worker import main; main()"
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        start = f"import sys; sys.path.insert(0, {root!r}); from pipeline.xla.worker import main; main()"
         self.process = subprocess.Popen([sys.executable, "-c", start], bufsize=0,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
 

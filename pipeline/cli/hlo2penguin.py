@@ -14,10 +14,10 @@ import pathlib
 import sys
 
 from passes.control_dep import Fate
-from pipeline.cli_support import (Parser, UsageError, add_chain_options, chain_options, commit_file, guarded,
+from pipeline.cli.support import (Parser, UsageError, add_chain_options, chain_options, commit_file, guarded,
                                   stage_file, version_line, write_output)
-from pipeline import xla_child
-from pipeline.example import EXAMPLE_HLO, EXAMPLE_NAME
+from pipeline.xla import child as xla_child
+from pipeline.chain.example import EXAMPLE_HLO, EXAMPLE_NAME
 
 PROG = "hlo2penguin"
 STAGES = ("penguin", "hlo", "mlir", "flat-mlir", "report", "dot")
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def read_input(path: str | None) -> tuple[bytes | str, str]:
-    from pipeline.sources import read_path
+    from pipeline.chain.sources import read_path
 
     if path is None:
         return EXAMPLE_HLO, EXAMPLE_NAME
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace):
     """The output text, the account to report once the output is written
     (link #1's for --emit hlo, else the chain's report) and the Penguin
     program (None for --emit hlo without --plot)."""
-    from pipeline.chain import Reify, run as run_chain
+    from pipeline.chain.steps import Reify, run as run_chain
 
     if args.emit == "flat-mlir" and args.no_flatten:
         raise UsageError("--emit flat-mlir shows link #3's output; it cannot go with --no-flatten")
@@ -118,7 +118,7 @@ def report(result) -> None:
     whole chain's report otherwise; a warning for each dropped or lost edge
     and each spurious dep edge."""
     from passes.hlo.preserve_control_deps import PreserveControlDeps
-    from pipeline.report import Report
+    from pipeline.verifier.report import Report
 
     for edge in result.edges:
         if edge.fate in (Fate.DROPPED, Fate.LOST):
@@ -132,12 +132,12 @@ def report(result) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["regress"]:  # a file named 'regress' is still reachable as ./regress
-        from pipeline import regress
+        from pipeline.cli import regress
         return regress.main(argv[1:])
     if argv[:1] == ["verify"]:  # likewise ./verify
         return verify_main(argv[1:])
     if argv[:1] == ["check"]:  # likewise ./check
-        from pipeline import check
+        from pipeline.cli import check
         return check.main(argv[1:])
     return guarded(PROG, lambda: _main(argv))
 
@@ -178,8 +178,8 @@ def verify_main(argv: list[str]) -> int:
 
 
 def _verify(argv: list[str]) -> int:
-    from pipeline.sources import read_path
-    from pipeline.verify import verify
+    from pipeline.chain.sources import read_path
+    from pipeline.verifier.verify import verify
 
     parser = Parser(prog=f"{PROG} verify", description=(
         "Check a Penguin program against the HLO module it came from, from these two alone: every "

@@ -20,13 +20,13 @@ run by hand on Python 3.12, behaves as 0.12.0.1 except where said):
   type (the comparison is signed), 0.10.2 keeps it; the importer follows its
   parser, and so does the executor.
 - Errors: 0.12 follows an error status with `=== Source Location Trace: ===`
-  and file names (`pipeline.xla.first_said` skips them); RET_CHECK positions
+  and file names (`pipeline.xla.isolated.first_said` skips them); RET_CHECK positions
   name other lines and build paths (`external/xla+/xla/...`).
 - The StableHLO reference interpreter's scatter writes into its operand in
   0.10.2, and not in 0.11.2 or 0.12 (`REFERENCE_SCATTER_WRITES_ITS_OPERAND`).
 - The XLA CPU pipeline: 0.12 compiles the same JAX programs into other HLO
   (other instruction numbering), and 0.11.2 differently again, so the
-  regression goldens keep what each release changed (`pipeline.regress`).
+  regression goldens keep what each release changed (`pipeline.cli.regress`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ REFERENCE_SCATTER_WRITES_ITS_OPERAND = _numbers(JAXLIB) < (0, 11)
 @functools.cache
 def xla_reads_tuple_element_operands() -> bool:
     """Whether this jaxlib's HLO parser reads `%t#i` (asked of the parser itself, once)."""
-    from passes.hlo.xla import XlaRejected, parse_with_xla
+    from pipeline.xla.native import XlaRejected, parse_with_xla
 
     probe = ("HloModule probe\nENTRY %main (a: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
              "  %t = (f32[]) tuple(%a)\n  ROOT %n = f32[] negate(%t#0)\n}\n")

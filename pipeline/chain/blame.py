@@ -1,0 +1,71 @@
+"""Which link lost an edge: the verifier's report of a run, with each lost
+edge placed at the link after which link #1's dep edges are no longer all
+there, and each spurious edge at the link that made it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from passes.control_dep import Fate
+from passes.hlo import Parsed
+from passes.hlo import proto as hlo_proto
+from pipeline.chain.delivered import visible_edges
+from pipeline.verifier.report import Report
+from pipeline.verifier.verify import verify
+
+LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
+         3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
+
+
+def blamed_report(work) -> Report:  # work: a finished `pipeline.chain.steps.Work`
+    """The verifier's report (`pipeline.verifier.verify`: from the original HLO and the
+    executed program alone), with the link to blame for each lost edge: the
+    one after which link #1's dep edges are no longer all there."""
+    o, program = work.options, work.program
+    fates = ({(e.computation, e.predecessor, e.successor): e for e in work.link1.edges}
+             if work.link1 is not None else None)
+    p = work.parsed  # judged against the module as read (the names as written are the same)
+    report = verify(Parsed(hlo_proto.decode(work.read_proto), p.names, p.text, p.source), program,
+                    source=work.where, link1=fates)
+    if not any(edge.fate == Fate.LOST for edge in report.edges):
+        return _placed_spurious(report)
+    program_edges = program.dep_edges()
+    renamed = {(c.name, i.name): i.operands[0].name for c, i in work.module.instructions()
+               if i.opcode in ("send-done", "recv-done")} if work.module is not None else {}
+    after_import = work.imported.edges(through_tuples=True)  # what link #2 delivered
+    work.names.restore(work.mlir)  # the run is over: the live module may take its HLO locations
+    after_flatten = visible_edges(work.mlir, through_tuples=False)  # what the printer saw
+    for index, edge in enumerate(report.edges):
+        if edge.fate != Fate.LOST:
+            continue
+        key = (edge.computation, edge.predecessor, edge.successor)
+        link1 = fates.get(key) if fates is not None else None
+        if link1 is None:  # link #1 skipped: the importer drops control-predecessors
+            at, why = LINKS[2], "control-predecessors are not data"
+        elif link1.fate is Fate.DROPPED:
+            at, why = LINKS[1], f"link #1 dropped it: {link1.reason}"
+        else:
+            comp = edge.computation
+            expected = [(comp, renamed.get((comp, p), p), s) for p, s in link1.emitted]
+            missing = [e for e in expected if e not in program_edges]
+            missing_text = ", ".join(f"%{p} -> %{s}" for _, p, s in missing)
+            if not missing:
+                at, why = LINKS[1], "link #1's dep edges do not order them"
+            elif any(e not in after_import for e in missing):
+                at, why = LINKS[2], f"the imported module does not carry it: {missing_text}"
+            elif not o.flatten:
+                at, why = LINKS[3], f"the predecessor stayed bundled in a tuple operand (link #3 skipped): {missing_text}"
+            elif any(e not in after_flatten for e in missing):
+                at, why = LINKS[3], (f"the predecessor is still bundled in a tuple operand after link #3 "
+                                     f"(scope={o.scope}; a function outside it keeps its tuples: try scope=all): "
+                                     f"{missing_text}")
+            else:
+                at, why = LINKS[4], f"the importer delivered it but the program has no such dep edge: {missing_text}"
+        report.edges[index] = dataclasses.replace(edge, lost_at=at, reason=f"{why}; {edge.reason}" if edge.reason else why)
+    return _placed_spurious(report)
+
+
+def _placed_spurious(report: Report) -> Report:
+    report.spurious = [dataclasses.replace(e, at=LINKS[3]) if "never flattened" in e.reason else e
+                       for e in report.spurious]
+    return report

@@ -1,0 +1,249 @@
+"""The whole chain, HLO → Penguin, as a list of steps, and the check that
+proves it: the control edges of the HLO equal the dep edges of the executed
+Penguin program.
+
+    result = pipeline.run("module.txt", dialect="stablehlo")
+    result.penguin_source        # the emitted program
+    result.module()              # runs it: the Penguin Module
+    result.report.lost           # HLO edges missing from the program, with the link to blame
+
+Like XLA's HloPassPipeline, the chain is a list of steps with one shape: a
+`name` and a `run(work)` that says whether it changed the program under work.
+`steps(options)` is that list; `run(..., stop_after=NAME)` stops after a step
+(`hlo2penguin --emit hlo` stops after link #1); `timings` gets each step's
+seconds under its name (the benchmark's stages).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+
+from passes.control_dep import ControlDepError
+from passes.dialects import dialect
+from passes.hlo import Module, Parsed
+from passes.hlo.ir import no_cyclic_gc
+from passes.hlo.preserve_control_deps import PreserveControlDeps, PreserveResult
+from passes.hlo.view import view_of, write_back
+from passes.locations import hlo_name
+from passes.mlir import FlattenControlDepTupleOperands
+from pipeline.chain.blame import blamed_report
+from pipeline.chain.options import Options
+from pipeline.chain.result import ChainResult, Snapshot, execute
+from pipeline.chain.sources import load
+from pipeline.verifier.report import Report
+from pipeline.xla.child import take_early
+from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
+from pipeline.xla.isolated import XlaRejected, XlaWorker, parse, print_module, with_module_config
+from printer import print_penguin
+from printer.penguin import Module as PenguinModule
+
+
+@dataclass
+class Work:
+    """What the steps hand on to each other."""
+
+    source: object
+    options: Options
+    parsed: Parsed | None = None       # XLA's parse (link #1 edits its proto)
+    module: Module | None = None       # link #1's view of it
+    name: str = ""                     # the module's name in the program
+    where: str = ""                    # the input's name in errors
+    read_proto: bytes = b""            # XLA's parse as read (before link #1), serialized
+    link1: PreserveResult | None = None
+    hlo_proto: bytes = b""             # link #1's output, serialized
+    hlo: str = ""                      # link #1's output as XLA prints it (when the chain stops there)
+    importer: XlaWorker | None = None  # XLA's child, with isolate
+    mlir: ir.Module | None = None      # at its key locations (`names` reads them)
+    names: HloNames | None = None
+    imported: Snapshot | None = None   # after link #2 (with check)
+    flattened: Snapshot | None = None  # after link #3 (with check)
+    penguin_source: str = ""
+    program: PenguinModule | None = None
+    report: Report | None = None
+
+    def result(self) -> ChainResult:
+        return ChainResult(self.name, self.options.dialect, self.hlo or self.hlo_proto, self.imported, self.flattened,
+                           self.penguin_source, self.report, self.program, self.link1,
+                           self.parsed.text if self.parsed is not None else None)
+
+
+class Read:
+    name = "read"
+
+    def run(self, work: Work) -> bool:
+        o = work.options
+        loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
+        work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
+        if o.check:  # the verifier judges the module as read, before link #1 edits it
+            work.read_proto = loaded.parsed.serialized()
+        return True
+
+
+class Reify:
+    """Link #1."""
+
+    name = "link #1"
+
+    def run(self, work: Work) -> bool:
+        with no_cyclic_gc():  # the view is many small objects and no cycles worth a collection
+            work.module = view_of(work.parsed)
+            work.link1 = PreserveControlDeps(bundle=work.options.bundle).run(work.module)
+            write_back(work.module)
+        return work.link1.changed
+
+
+class Write:
+    """Link #1's output, serialized (XLA prints it when asked: `ChainResult.hlo`)."""
+
+    name = "write"
+
+    def run(self, work: Work) -> bool:
+        work.hlo_proto = work.parsed.serialized()
+        return False
+
+
+class XlaCheck:
+    """XLA reads link #1's output back and prints it, where the chain stops
+    after link #1 (otherwise link #2's reading of it is the verdict)."""
+
+    name = "XLA check"
+
+    def run(self, work: Work) -> bool:
+        isolate, worker = work.options.isolate, work.importer
+        try:
+            work.hlo = with_module_config(print_module(work.hlo_proto, f"{work.where} after link #1",
+                                                       isolate=isolate, worker=worker), work.parsed.text)
+        except XlaRejected:
+            _refuse_if_xla_cannot_read_its_own_proto(work)
+            raise
+        return False
+
+
+def _refuse_if_xla_cannot_read_its_own_proto(work: Work) -> None:
+    """On an error reading link #1's output back: if XLA refuses its own
+    proto of the input, unedited, that is the input's problem, not link
+    #1's, and the one line says so (XLA's text parser checks less than its
+    proto reader: a pipelined recv-done, a shape nested past 100 levels)."""
+    data = work.read_proto
+    try:
+        if not data:  # not kept (no check): XLA reads the text again, on this error path only
+            data = parse(work.parsed.text, work.where, isolate=work.options.isolate).serialized()
+        print_module(data, work.where, isolate=work.options.isolate)  # a fresh child: the last may have died
+    except XlaRejected as own:
+        raise XlaRejected(f"{work.where}: XLA's parser reads the text, but XLA refuses its own proto of it "
+                          f"(the form link #1 edits and link #2 imports): {getattr(own, 'reason', own)}") from None
+
+
+class Import:
+    """Link #2."""
+
+    name = "link #2"
+
+    def run(self, work: Work) -> bool:
+        o = work.options
+        try:
+            # At its key locations: links #3 and #4 read the names through the table.
+            work.mlir, work.names = import_keyed(work.parsed, o.dialect, isolate=o.isolate,
+                                                 source_name=work.where, worker=work.importer, consume=True)
+        except ImportFailed:
+            _refuse_if_xla_cannot_read_its_own_proto(work)
+            raise
+        if o.check:  # link #3 rewrites the module in place
+            work.imported = Snapshot(work.mlir.operation.clone(), o.debug_info, work.names)
+        return True
+
+
+class Flatten:
+    """Link #3, until nothing changes (the pass flattens one level a run, and
+    --bundle puts a tuple-shaped predecessor one level deeper)."""
+
+    name = "link #3"
+
+    def run(self, work: Work) -> bool:
+        o = work.options
+        flatten = FlattenControlDepTupleOperands(dialect(o.dialect), o.scope, o.keep_attributes,
+                                                 until_unchanged=True)
+        changed = flatten.run(work.mlir).changed
+        if o.check:  # nothing rewrites it after link #3
+            work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)
+        return changed
+
+
+class Print:
+    """Link #4."""
+
+    name = "link #4"
+
+    def run(self, work: Work) -> bool:
+        try:
+            work.penguin_source = print_penguin(work.mlir, work.name, work.options.dialect, names=work.names)
+        except ControlDepError as err:  # a control-dep call with no operand
+            raise _in_hlo(err, work.parsed, work.where, work.names) from None
+        return False
+
+
+class Check:
+    """Run the program and account for every HLO control edge."""
+
+    name = "check"
+
+    def run(self, work: Work) -> bool:
+        work.program = execute(work.penguin_source, work.name, helper=work.importer)
+        work.report = blamed_report(work)
+        return False
+
+
+def steps(options: Options, stop_after: str | None = None) -> list:
+    """The chain's steps for `options`, up to the step named `stop_after`.
+    Stopping after link #1 includes writing its output and XLA's check of it."""
+    last = XlaCheck.name if stop_after == Reify.name else stop_after
+    # Link #2 has XLA's parser read link #1's output (in its child process
+    # with `isolate`): only a chain that stops before it checks it apart.
+    chain = [Read(), *([Reify()] if options.reify else []), Write(),
+             *([XlaCheck()] if last == XlaCheck.name else []),
+             Import(), *([Flatten()] if options.flatten else []), Print(), *([Check()] if options.check else [])]
+    if last is None:
+        return chain
+    names = [step.name for step in chain]
+    if last not in names:
+        raise ValueError(f"no step {stop_after!r} in this chain: {', '.join(names)}")
+    return chain[:names.index(last) + 1]
+
+
+def run(source, options: Options | None = None, *, stop_after: str | None = None,
+        timings: dict | None = None, **overrides) -> ChainResult:
+    """Run the chain on `source` (a path, HLO text or a captured module) and
+    check the invariant on the executed program.
+    Options come as an `Options`, as keywords (`dialect="mhlo"`), or both.
+    `stop_after` names the last step (link #1's output is always written).
+    `timings`, if given, receives the seconds each step took. Bad input raises
+    a `passes.errors.ChainError` (HloSyntaxError, XlaRejected, ImportFailed,
+    ControlDepError, UnreadableInput, UnknownDialect, FlattenError): one line
+    that names the place."""
+    options = dataclasses.replace(options or Options(), **overrides) if overrides else (options or Options())
+    work = Work(source, options)
+    chain = steps(options, stop_after)
+    if options.isolate:  # loads XLA on the other core while the input is read (or took the one the CLI started)
+        work.importer = take_early() or XlaWorker()
+    try:
+        for step in chain:
+            start = time.perf_counter()
+            step.run(work)
+            if timings is not None:
+                timings[step.name] = time.perf_counter() - start
+    finally:
+        if work.importer is not None:
+            work.importer.close()
+    return work.result()
+
+
+def _in_hlo(err: ControlDepError, parsed: Parsed, where: str, names: HloNames | None = None) -> ControlDepError:
+    """The same error, placed at the HLO instruction's line (`file:line`)."""
+    of = names.of_location if names is not None else hlo_name
+    name, computation = of(err.location) if err.location is not None else (None, None)
+    line = parsed.line_as_written(computation, name) if name and computation else None
+    return ControlDepError(f"%{name}: {err.message}", f"{where}:{line}", err.location) if line else err
