@@ -67,7 +67,7 @@ def print_penguin(module: ir.Module, source: str = "<module>", dialect: str = "s
 class _Printer:
     def __init__(self, source: str, dialect: str, names=None):
         self.source, self.dialect = source, dialect
-        # Where HLO names come from: the importer's table of keys (`pipeline.importer.HloNames`)
+        # Where HLO names come from: the importer's table of keys (`pipeline.xla.importer.HloNames`)
         # for a module still at its key locations, else the locations themselves.
         self.hlo_names = names
         self.lines: list[str] = []
