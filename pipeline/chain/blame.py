@@ -10,7 +10,7 @@ from passes.control_dep import Fate
 from passes.hlo import Parsed
 from passes.hlo import proto as hlo_proto
 from pipeline.chain.delivered import visible_edges
-from pipeline.verifier.report import Report
+from pipeline.verifier.report import Loss, Report, Spurious
 from pipeline.verifier.verify import verify
 
 LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
@@ -41,31 +41,35 @@ def blamed_report(work) -> Report:  # work: a finished `pipeline.chain.steps.Wor
         key = (edge.computation, edge.predecessor, edge.successor)
         link1 = fates.get(key) if fates is not None else None
         if link1 is None:  # link #1 skipped: the importer drops control-predecessors
-            at, why = LINKS[2], "control-predecessors are not data"
+            loss, why = Loss.NOT_REIFIED, "control-predecessors are not data"
         elif link1.fate is Fate.DROPPED:
-            at, why = LINKS[1], f"link #1 dropped it: {link1.reason}"
+            loss, why = Loss.DROPPED, f"link #1 dropped it: {link1.reason}"
         else:
             comp = edge.computation
             expected = [(comp, renamed.get((comp, p), p), s) for p, s in link1.emitted]
             missing = [e for e in expected if e not in program_edges]
             missing_text = ", ".join(f"%{p} -> %{s}" for _, p, s in missing)
             if not missing:
-                at, why = LINKS[1], "link #1's dep edges do not order them"
+                loss, why = Loss.NOT_ORDERED, "link #1's dep edges do not order them"
             elif any(e not in after_import for e in missing):
-                at, why = LINKS[2], f"the imported module does not carry it: {missing_text}"
+                loss, why = Loss.NOT_IMPORTED, f"the imported module does not carry it: {missing_text}"
             elif not o.flatten:
-                at, why = LINKS[3], f"the predecessor stayed bundled in a tuple operand (link #3 skipped): {missing_text}"
+                loss, why = (Loss.NOT_FLATTENED,
+                             f"the predecessor stayed bundled in a tuple operand (link #3 skipped): {missing_text}")
             elif any(e not in after_flatten for e in missing):
-                at, why = LINKS[3], (f"the predecessor is still bundled in a tuple operand after link #3 "
-                                     f"(scope={o.scope}; a function outside it keeps its tuples: try scope=all): "
-                                     f"{missing_text}")
+                loss, why = Loss.STILL_BUNDLED, (f"the predecessor is still bundled in a tuple operand after link #3 "
+                                                 f"(scope={o.scope}; a function outside it keeps its tuples: "
+                                                 f"try scope=all): {missing_text}")
             else:
-                at, why = LINKS[4], f"the importer delivered it but the program has no such dep edge: {missing_text}"
-        report.edges[index] = dataclasses.replace(edge, lost_at=at, reason=f"{why}; {edge.reason}" if edge.reason else why)
+                loss, why = (Loss.NOT_PRINTED,
+                             f"the importer delivered it but the program has no such dep edge: {missing_text}")
+        report.edges[index] = dataclasses.replace(edge, lost_at=LINKS[loss.link], loss=loss,
+                                                  reason=f"{why}; {edge.reason}" if edge.reason else why)
     return _placed_spurious(report)
 
 
 def _placed_spurious(report: Report) -> Report:
-    report.spurious = [dataclasses.replace(e, at=LINKS[3]) if "never flattened" in e.reason else e
+    """A dep edge from a tuple op is link #3's: the tuple should have been flattened."""
+    report.spurious = [dataclasses.replace(e, at=LINKS[3]) if e.cause is Spurious.BUNDLED_TUPLE else e
                        for e in report.spurious]
     return report

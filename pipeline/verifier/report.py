@@ -8,12 +8,37 @@ edges of the program no HLO edge accounts for (spurious).
 
 from __future__ import annotations
 
+import enum
 import html
 from dataclasses import dataclass, field
 
 from passes.control_dep import Fate
 
 FATES = tuple(f.value for f in Fate)
+
+
+class Loss(enum.Enum):
+    """Why an edge the verifier found lost is lost, as the chain's blame
+    (`pipeline.chain.blame`) finds it: each names the link to blame."""
+
+    NOT_REIFIED = (2, "link #1 skipped: XLA's importer drops control-predecessors")
+    DROPPED = (1, "link #1 dropped it")
+    NOT_ORDERED = (1, "link #1's dep edges are in the program but do not order the pair")
+    NOT_IMPORTED = (2, "the imported module does not carry link #1's dep edges")
+    NOT_FLATTENED = (3, "link #3 skipped: the predecessor stayed bundled in a tuple operand")
+    STILL_BUNDLED = (3, "the predecessor is still bundled in a tuple operand after link #3")
+    NOT_PRINTED = (4, "delivered to the printer, missing from the program")
+
+    def __init__(self, link: int, meaning: str):
+        self.link, self.meaning = link, meaning
+
+
+class Spurious(enum.Enum):
+    """Why the program has a dep edge no HLO control edge accounts for, as
+    the verifier sees it."""
+
+    UNACCOUNTED = "unaccounted"    # nothing the verifier can say more
+    BUNDLED_TUPLE = "bundled"      # its predecessor is a tuple op: the predecessors it bundles were never flattened
 
 
 @dataclass(frozen=True)
@@ -33,6 +58,7 @@ class EdgeReport:
     lost_at: str | None = None
     carried: tuple[tuple[str, str], ...] = ()
     link1: str = ""
+    loss: Loss | None = None  # why it is lost, where the chain placed it (`lost_at` names that link)
 
     def __str__(self) -> str:
         text = f"%{self.computation}: %{self.predecessor} -> %{self.successor}: {self.fate}"
@@ -59,6 +85,7 @@ class SpuriousEdge:
     successor: str
     reason: str = ""
     at: str | None = None  # the link to blame, where the chain knows
+    cause: Spurious = Spurious.UNACCOUNTED
 
     def __str__(self) -> str:
         why = "a dep edge of the program that no HLO control edge accounts for"

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from passes.control_dep import Fate
 from passes.errors import ChainError
-from pipeline.verifier.report import EdgeReport, Report, SpuriousEdge
+from pipeline.verifier.report import EdgeReport, Report, Spurious, SpuriousEdge
 
 _FORWARDING = frozenset({"tuple", "get-tuple-element"})
 _PAIRED_DONES = frozenset({"send-done", "recv-done"})  # the importer folds them into their send/recv
@@ -350,9 +350,11 @@ def _verdict(computations: dict[str, list[HloInstruction]], module, link1: dict 
         pred = dep.predecessor.instruction if hasattr(dep.predecessor, "instruction") else dep.predecessor
         across = getattr(pred, "computation", key[0]) != key[0]  # same names, another computation
         if key not in allowed or across:
-            bundled = getattr(pred, "opcode", "").endswith(".tuple")
-            report.spurious.append(SpuriousEdge(*key, reason=(
-                f"%{key[1]} is a tuple op: the predecessors it bundles were never flattened" if bundled else "")))
+            if getattr(pred, "opcode", "").endswith(".tuple"):
+                report.spurious.append(SpuriousEdge(*key, reason=f"%{key[1]} is a tuple op: the predecessors it "
+                                                    f"bundles were never flattened", cause=Spurious.BUNDLED_TUPLE))
+            else:
+                report.spurious.append(SpuriousEdge(*key))
     return report
 
 
