@@ -1,0 +1,33 @@
+"""Pictures of a Penguin program: its data and dependency edges.
+
+    from printer.penguin import drawing
+    text = drawing.to_dot(result.module())              # Graphviz DOT, for those who have it
+    drawing.plot(result.module(), "graph.png")          # PNG or SVG, matplotlib only
+    drawing.plot(result.module(), ax, function="main")  # into an Axes of your own
+    fig = drawing.plot(result.module())                 # a new Figure (Jupyter shows it)
+
+Nodes are named by their HLO instruction names (an argument or a `return`,
+which have no HLO instruction of their own, or a name used twice, gets a
+qualified id such as `main/loop/body/loop#arg1`). Data edges are solid, dep
+edges (`Module.dependencies`, one per `add_dep_edge`) dashed and red.
+
+`to_dot` draws a nested block (a while's cond and body, a branch) as a
+cluster inside its function. `plot` lays each block out as its own panel,
+stacked under the function's own: x is the depth of a node in the block's
+DAG of data and dep edges (an op with regions stands for everything inside
+it, as in `Block.schedule`), y its place in its layer, in schedule order. A
+value captured from an enclosing block appears in the inner panel as a ghost
+node (`^name`, dashed). No Graphviz is needed.
+
+By role: `model` (the graph both pictures draw), `dot` (Graphviz DOT),
+`layout` (the layered layout: panels, boxes, routes) and `render`
+(matplotlib, imported on first use: the runtime needs numpy alone). A
+Module draws itself with this package (`_repr_svg_`), so no module here
+imports `printer.penguin.module` (an import ring, tests/test_imports.py).
+"""
+
+from printer.penguin.drawing.dot import to_dot
+from printer.penguin.drawing.model import Graph, graph
+from printer.penguin.drawing.render import PLOT_FORMATS, plot, render
+
+__all__ = ["to_dot", "plot", "render", "graph", "Graph", "PLOT_FORMATS"]

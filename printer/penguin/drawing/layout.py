@@ -1,0 +1,364 @@
+"""The layered layout of a picture: one panel per block, stacked under the
+legend. In a panel, x is the depth of a node in the block's DAG of data and
+dep edges (an op with regions stands for everything inside it, as in
+`Block.schedule`), y its place in its layer, in schedule order; an edge that
+skips layers runs through waypoints, and a value captured from an enclosing
+block is a ghost box. Pure geometry, in inches: render.py draws it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from printer.penguin.drawing.model import GEdge, GNode, Graph, short_opcode
+from printer.penguin.graph import Argument, Block, ScheduleError
+
+
+# Lengths are in inches: a file's figure is sized so that one data unit is one inch.
+FONT = 8.0                      # points, node names
+CHAR = FONT * 0.6 / 72          # width of a monospace character
+ROW = 0.62                      # vertical pitch of nodes in a layer
+BOX_H = 0.42
+GAP = 0.55                      # horizontal space between layers (room for arrows)
+PANEL_PAD = 0.25
+TITLE_H = 0.3
+HEADER_H = 0.75                 # the legend, above the panels
+MIN_WIDTH = 7.0                 # room for the legend
+
+
+@dataclass(eq=False)
+class Box:
+    node: GNode | None          # None: a waypoint of an edge that spans several layers
+    ghost: bool = False
+    x: float = 0.0              # centre
+    y: float = 0.0              # centre, measured down from the panel's first row
+    w: float = 0.0
+    layer: int = 0
+    rank: float = 0.0           # schedule order
+
+    @property
+    def dummy(self) -> bool:
+        return self.node is None
+
+    @property
+    def pitch(self) -> float:
+        return ROW * 0.3 if self.dummy else ROW
+
+
+@dataclass(eq=False)
+class Route:
+    source: Box
+    target: Box
+    edge: GEdge
+    backward: bool = False      # only with a cycle (schedule impossible)
+    waypoints: list[Box] = field(default_factory=list)
+    out_port: float = 0.0       # y offsets where it leaves its source and reaches its target,
+    in_port: float = 0.0        # so that edges sharing a box stay apart
+
+
+@dataclass(eq=False)
+class Panel:
+    block: Block
+    title: str
+    boxes: list[Box] = field(default_factory=list)
+    routes: list[Route] = field(default_factory=list)
+    width: float = 0.0
+    height: float = 0.0
+    top: float = 0.0  # y of the panel's upper edge
+    rows_top: float = 0.0  # y of the first row's upper edge, inside the panel
+
+
+@dataclass(eq=False)
+class Sheet:
+    """A whole picture: the panels of a graph, stacked under the legend."""
+
+    graph: Graph
+    nested: str                 # which nested blocks have a panel (NESTED)
+    panels: list[Panel]
+    width: float
+    height: float
+
+
+def _width(node: GNode, ghost: bool) -> float:
+    name = ("^" if ghost else "") + node.name
+    return max(len(name), len(node.opcode) * 0.8, 4) * CHAR + 0.18
+
+
+NESTED = ("all", "deps", "none")
+
+
+def _panels(g: Graph, nested: str = "all") -> list[Panel]:
+    if nested not in NESTED:
+        raise ValueError(f"nested={nested!r}: give one of {', '.join(NESTED)}")
+    with_deps = {id(e.source.block) for e in g.dep_edges} | {id(e.target.block) for e in g.dep_edges}
+    panels = []
+
+    def visit(block: Block, title: str):
+        if block.parent is None or nested == "all" or (nested == "deps" and id(block) in with_deps):
+            panels.append(_layout(g, block, title))
+        for instr in block.instructions:
+            for inner in instr.blocks:
+                visit(inner, f"%{instr.name} ({short_opcode(instr.opcode)}): {inner.name}")
+
+    for fn in g.functions:
+        visit(fn, f"func @{fn.name}")
+    return panels
+
+
+def sheet(g: Graph, nested: str = "all") -> Sheet:
+    """Lay out every panel of `g` (see `_panels`) and stack them: each panel's
+    top, the picture's width and height."""
+    panels = _panels(g, nested)
+    width = max([MIN_WIDTH] + [p.width for p in panels])
+    y = HEADER_H
+    for p in panels:
+        p.top = y
+        y += p.height + PANEL_PAD
+    return Sheet(g, nested, panels, width, y)
+
+
+def _representatives(g: Graph, block: Block) -> dict[int, GNode]:
+    """Every node under `block` → the node of `block` that stands for it (an
+    op with regions stands for everything inside them, as in Block.schedule)."""
+    here: dict[int, GNode] = {id(arg): g.node(arg) for arg in block.arguments}
+    for instr in block.instructions:
+        top = g.node(instr)
+        here[id(instr)] = top
+        for inner in instr.blocks:
+            for arg in inner.arguments:
+                here[id(arg)] = top
+            for nested in inner.walk():
+                here[id(nested)] = top
+                for b in nested.blocks:
+                    for arg in b.arguments:
+                        here[id(arg)] = top
+    return here
+
+
+def _layout(g: Graph, block: Block, title: str) -> Panel:
+    """A layered (Sugiyama-style) layout of one block: layers by depth in the
+    data/dep DAG, waypoints for edges that skip layers, order within a layer
+    from the schedule, then barycentre sweeps that keep the order with the
+    fewest crossings, then rows placed as close to their neighbours as the
+    order allows."""
+    panel = Panel(block, title)
+    here = _representatives(g, block)
+    try:
+        order = block.schedule()
+    except ScheduleError:
+        order = list(block.instructions)  # a cycle: keep program order, draw the back edges curved
+    boxes: dict[int, Box] = {}
+    for arg in block.arguments:
+        boxes[id(arg)] = Box(g.node(arg))
+    for instr in order:
+        boxes[id(instr)] = Box(g.node(instr))
+    ghosts: dict[int, Box] = {}
+    routes: list[Route] = []
+    seen = set()
+    for e in g.edges:
+        dst = here.get(id(e.target.obj))
+        if dst is None:
+            continue
+        src = here.get(id(e.source.obj))
+        if src is dst:
+            continue  # inside one of this block's regions: drawn in that region's panel
+        if src is None:
+            if e.target.block is not block:
+                continue  # a capture deeper down: the inner panel shows it
+            if id(e.source.obj) not in ghosts:
+                ghosts[id(e.source.obj)] = Box(e.source, ghost=True)
+            src_box = ghosts[id(e.source.obj)]
+        else:
+            src_box = boxes[id(src.obj)]
+        key = (id(src_box), id(boxes[id(dst.obj)]), e.dep, e.result)
+        if key not in seen:
+            seen.add(key)
+            routes.append(Route(src_box, boxes[id(dst.obj)], e))
+    real = list(ghosts.values()) + list(boxes.values())
+    for i, b in enumerate(real):
+        b.rank = float(i)
+        b.w = _width(b.node, b.ghost)
+    for r in routes:
+        r.backward = not (r.source.ghost or r.source.rank < r.target.rank)
+    forward = [r for r in routes if not r.backward]
+
+    # Layers: longest path from the block's inputs, in schedule order.
+    incoming: dict[int, list[Box]] = {id(b): [] for b in real}
+    outgoing: dict[int, list[Box]] = {id(b): [] for b in real}
+    for r in forward:
+        incoming[id(r.target)].append(r.source)
+        outgoing[id(r.source)].append(r.target)
+    for b in real:
+        b.layer = max((p.layer + 1 for p in incoming[id(b)]), default=0)
+    # An op with no input (a constant, an iota) sits just before its first user, not at depth 0.
+    for b in reversed(real):
+        if not incoming[id(b)] and not b.ghost and not isinstance(b.node.obj, Argument) and outgoing[id(b)]:
+            b.layer = max(b.layer, min(u.layer for u in outgoing[id(b)]) - 1)
+
+    # Waypoints: every edge then joins adjacent layers.
+    items = list(real)
+    up: dict[int, list[Box]] = {id(b): [] for b in real}     # neighbours in the layer before
+    down: dict[int, list[Box]] = {id(b): [] for b in real}   # neighbours in the layer after
+    for r in forward:
+        chain = [r.source]
+        for layer in range(r.source.layer + 1, r.target.layer):
+            w = Box(None, layer=layer, rank=r.source.rank + 0.5)
+            items.append(w)
+            up[id(w)], down[id(w)] = [], []
+            r.waypoints.append(w)
+            chain.append(w)
+        chain.append(r.target)
+        for a, b in zip(chain, chain[1:]):
+            down[id(a)].append(b)
+            up[id(b)].append(a)
+    depth = max((b.layer for b in items), default=0) + 1
+    layers: list[list[Box]] = [[] for _ in range(depth)]
+    for b in sorted(items, key=lambda b: b.rank):
+        layers[b.layer].append(b)
+
+    # Full effort for the graphs people read; a huge block (thousands of ops
+    # and waypoints) gets fewer sweeps, so --plot on a big dump stays quick.
+    small, huge = len(items) <= 3000, len(items) > 20000
+    _order_layers(layers, up, down, sweeps=6 if small else 0 if huge else 2)
+    _place_rows(layers, up, down, rounds=8 if small else 2)
+
+    widths = [max((b.w for b in column), default=0.0) for column in layers]
+    x = PANEL_PAD
+    for k, column in enumerate(layers):
+        for b in column:
+            b.x = x + widths[k] / 2
+            if b.dummy:
+                b.w = widths[k]  # an edge crosses the whole column at its waypoint
+        x += widths[k] + GAP
+    _assign_ports(forward)
+    lowest = max((b.y + b.pitch / 2 for b in items), default=ROW)
+    panel.boxes = real
+    panel.routes = routes
+    panel.rows_top = TITLE_H + PANEL_PAD / 2
+    panel.width = max(x - GAP + PANEL_PAD, _text_width(title) * 1.1 + 2 * PANEL_PAD)
+    panel.height = panel.rows_top + lowest + PANEL_PAD / 2
+    return panel
+
+
+def _assign_ports(routes: list[Route]) -> None:
+    """Spread the ends of the edges on one side of a box over its height, in
+    the order of where they come from (or go), data before dep on a tie."""
+    span = BOX_H * 0.75
+    ends: dict[int, list[tuple[float, int, Route, bool]]] = {}
+    for r in routes:
+        first = r.waypoints[0] if r.waypoints else r.target
+        last = r.waypoints[-1] if r.waypoints else r.source
+        ends.setdefault(id(r.source), []).append((first.y, r.edge.dep, r, True))
+        ends.setdefault(id(r.target), []).append((last.y, r.edge.dep, r, False))
+    for side in ends.values():
+        side.sort(key=lambda t: (t[0], t[1]))
+        n = len(side)
+        for i, (_, _, r, leaving) in enumerate(side):
+            offset = 0.0 if n == 1 else -span / 2 + span * i / (n - 1)
+            if leaving:
+                r.out_port = offset
+            else:
+                r.in_port = offset
+
+
+def _crossings(layers: list[list[Box]], down: dict[int, list[Box]]) -> int:
+    """Edge crossings between adjacent layers: inversions of the targets'
+    positions once the segments are sorted by source position (O(E log E))."""
+    total = 0
+    for column, nxt in zip(layers, layers[1:]):
+        where = {id(b): i for i, b in enumerate(nxt)}
+        segments = sorted((i, where[id(t)]) for i, b in enumerate(column) for t in down[id(b)] if id(t) in where)
+        total += _inversions([j for _, j in segments])
+    return total
+
+
+def _inversions(values: list[int]) -> int:
+    """Pairs i < j with values[i] > values[j] (a Fenwick tree over the values)."""
+    size = max(values, default=0) + 2
+    tree = [0] * size
+    count = 0
+    for seen, v in enumerate(values):
+        k, not_greater = v + 1, 0
+        while k > 0:  # how many earlier values are <= v
+            not_greater += tree[k]
+            k -= k & -k
+        count += seen - not_greater
+        k = v + 1
+        while k < size:
+            tree[k] += 1
+            k += k & -k
+    return count
+
+
+def _order_layers(layers, up, down, sweeps: int = 6) -> None:
+    """Barycentre sweeps from the schedule order; keep the fewest crossings."""
+    best = [list(c) for c in layers]
+    best_count = _crossings(layers, down)
+    for sweep in range(sweeps):
+        forward = sweep % 2 == 0
+        indices = range(1, len(layers)) if forward else range(len(layers) - 2, -1, -1)
+        for k in indices:
+            ref = layers[k - 1] if forward else layers[k + 1]
+            where = {id(b): i for i, b in enumerate(ref)}
+            keyed = []
+            for i, b in enumerate(layers[k]):
+                near = [where[id(n)] for n in (up if forward else down)[id(b)] if id(n) in where]
+                keyed.append((sum(near) / len(near) if near else float(i), i, b))
+            keyed.sort(key=lambda t: (t[0], t[1]))
+            layers[k][:] = [b for _, _, b in keyed]
+        count = _crossings(layers, down)
+        if count < best_count:
+            best, best_count = [list(c) for c in layers], count
+    layers[:] = best
+
+
+def _place_rows(layers, up, down, rounds: int = 8) -> None:
+    """y of each item: as near the mean of its neighbours as the order within
+    its layer and the row pitch allow (isotonic regression, per layer)."""
+    for column in layers:
+        y = 0.0
+        for b in column:
+            b.y = y + b.pitch / 2
+            y += b.pitch
+    tallest = max((sum(b.pitch for b in c) for c in layers), default=0.0)
+    for column in layers:  # start centred
+        shift = (tallest - sum(b.pitch for b in column)) / 2
+        for b in column:
+            b.y += shift
+    for n in range(rounds):
+        forward = n % 2 == 0
+        for column in (layers if forward else reversed(layers)):
+            desired = []
+            for b in column:
+                near = (up if forward else down)[id(b)] + ((down if forward else up)[id(b)] if n >= 2 else [])
+                desired.append(sum(m.y for m in near) / len(near) if near else b.y)
+            _isotonic(column, desired)
+    lowest = min((b.y - b.pitch / 2 for c in layers for b in c), default=0.0)
+    for column in layers:
+        for b in column:
+            b.y -= lowest
+
+
+def _isotonic(column: list[Box], desired: list[float]) -> None:
+    """Minimise sum (y_i - desired_i)^2 with y_i >= y_(i-1) + (pitch_(i-1) + pitch_i) / 2."""
+    offsets, acc = [], 0.0
+    for i, b in enumerate(column):
+        if i:
+            acc += (column[i - 1].pitch + b.pitch) / 2
+        offsets.append(acc)
+    blocks: list[list[float]] = []  # [mean, count]
+    for d, o in zip(desired, offsets):
+        blocks.append([d - o, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m2, c2 = blocks.pop()
+            m1, c1 = blocks.pop()
+            blocks.append([(m1 * c1 + m2 * c2) / (c1 + c2), c1 + c2])
+    i = 0
+    for mean, count in blocks:
+        for _ in range(count):
+            column[i].y = mean + offsets[i]
+            i += 1
+
+
+def _text_width(text: str) -> float:
+    return len(text) * CHAR
+

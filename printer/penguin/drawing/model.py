@@ -1,0 +1,155 @@
+"""The graph both pictures draw: a node per argument and instruction (nested
+blocks included), a data edge per operand, a dep edge per dependency of the
+Module. Nodes are named by their HLO instruction names where those are
+unique, else by a qualified id (`_assign_ids`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from passes.dialects import kind
+from printer.penguin.graph import Argument, Block, Instruction, Value
+
+# `Module` (printer.penguin.module) is named in annotations only, never imported:
+# a Module draws itself with this package in Jupyter (`_repr_svg_`), and importing
+# it here would close an import ring (tests/test_imports.py).
+
+# Colours shared by DOT and matplotlib.
+DEP_COLOR = "#d62728"
+DATA_COLOR = "#555555"
+FILL = {"instruction": "#ffffff", "region": "#dbe9f8", "argument": "#e3f4e1", "return": "#eeeeee",
+        "ghost": "#ffffff"}
+
+
+@dataclass(eq=False)
+class GNode:
+    id: str            # unique in the picture; the HLO name wherever that is unique
+    name: str          # the HLO name (or the argument's / op's own name)
+    kind: str          # instruction | region | argument | return
+    opcode: str        # short: "while", "copy", "argument 0"
+    block: Block       # the block that holds it
+    obj: object        # the Instruction or Argument
+
+
+@dataclass
+class GEdge:
+    source: GNode
+    target: GNode
+    dep: bool          # a dependency (add_dep_edge), else a data edge
+    result: int | None = None  # the result index a data edge reads (Value operand), if any
+
+
+@dataclass
+class Graph:
+    """The nodes and edges of one or more functions of a Penguin Module."""
+
+    module: Module
+    functions: list[Block]
+    nodes: list[GNode] = field(default_factory=list)
+    edges: list[GEdge] = field(default_factory=list)
+    _by_obj: dict[int, GNode] = field(default_factory=dict)
+
+    def node(self, obj) -> GNode | None:
+        if isinstance(obj, Value):
+            obj = obj.instruction
+        return self._by_obj.get(id(obj))
+
+    @property
+    def data_edges(self) -> list[GEdge]:
+        return [e for e in self.edges if not e.dep]
+
+    @property
+    def dep_edges(self) -> list[GEdge]:
+        return [e for e in self.edges if e.dep]
+
+
+def short_opcode(opcode: str) -> str:
+    """`stablehlo.while` → `while`; an opcode without a dialect stays as it is."""
+    return kind(opcode) if "." in opcode else opcode
+
+
+def block_path(block: Block) -> str:
+    """`main/loop/body`: the functions, ops and blocks from the top down to `block`."""
+    parts = []
+    while block.parent is not None:
+        parts.append(block.name)
+        parts.append(block.parent.name)
+        block = block.parent.parent
+    parts.append(block.name)
+    return "/".join(reversed(parts))
+
+
+def _select(module: Module, function: str | None) -> list[Block]:
+    if function is None:
+        return list(module.functions)
+    chosen = [f for f in module.functions if f.name == function]
+    if not chosen:
+        have = ", ".join(f.name for f in module.functions) or "none"
+        raise ValueError(f"module {module.name} has no function {function!r} (functions: {have})")
+    return chosen
+
+
+def graph(module: Module, function: str | None = None) -> Graph:
+    """The nodes (arguments and instructions, nested blocks included) and the
+    data and dep edges of `function` (every function if None)."""
+    g = Graph(module, _select(module, function))
+
+    def visit(block: Block):
+        for arg in block.arguments:
+            g.nodes.append(GNode("", arg.name, "argument", f"argument {arg.index}", block, arg))
+        for instr in block.instructions:
+            if instr.blocks:
+                kind = "region"
+            elif instr.computation is None and short_opcode(instr.opcode) == "return":
+                kind = "return"
+            else:
+                kind = "instruction"
+            g.nodes.append(GNode("", instr.name, kind, short_opcode(instr.opcode), block, instr))
+            for inner in instr.blocks:
+                visit(inner)
+
+    for fn in g.functions:
+        visit(fn)
+    _assign_ids(g.nodes)
+    g._by_obj = {id(n.obj): n for n in g.nodes}
+    for n in g.nodes:
+        if not isinstance(n.obj, Instruction):
+            continue
+        for operand in n.obj.operands:
+            source = g.node(operand)
+            if source is not None:
+                g.edges.append(GEdge(source, n, False, operand.index if isinstance(operand, Value) else None))
+    for dep in module.dependencies:
+        pred, succ = g.node(dep.predecessor), g.node(dep.successor)
+        if pred is not None and succ is not None:
+            g.edges.append(GEdge(pred, succ, True))
+    return g
+
+
+def _assign_ids(nodes: list[GNode]) -> None:
+    """HLO instructions keep their bare names where unique; then any other
+    node whose name is still free; the rest get their block path."""
+    def is_hlo(n: GNode) -> bool:
+        return isinstance(n.obj, Instruction) and n.obj.computation is not None
+
+    hlo_count = Counter(n.name for n in nodes if is_hlo(n))
+    all_count = Counter(n.name for n in nodes)
+    taken: set[str] = set()
+    for n in nodes:
+        if is_hlo(n) and hlo_count[n.name] == 1:
+            n.id = n.name
+            taken.add(n.name)
+    for n in nodes:
+        if n.id:
+            continue
+        if all_count[n.name] == 1 and n.name not in taken:
+            n.id = n.name
+        else:
+            suffix = f"#arg{n.obj.index}" if isinstance(n.obj, Argument) else ""
+            n.id = f"{block_path(n.block)}/{n.name}{suffix}"
+        base, k = n.id, 1
+        while n.id in taken:
+            k += 1
+            n.id = f"{base}~{k}"
+        taken.add(n.id)

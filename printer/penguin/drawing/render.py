@@ -1,0 +1,214 @@
+"""The layout drawn with matplotlib (`plot`, `render`): to a PNG or SVG file,
+to bytes, into an Axes of the caller's, or as a new Figure. matplotlib is
+imported on first use only: the runtime itself needs numpy alone."""
+
+from __future__ import annotations
+
+import io
+import os
+
+from printer.penguin.drawing.layout import BOX_H, FONT, Box, Panel, Route, Sheet, sheet
+from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
+
+# `Module` is named in annotations only (see model.py).
+
+PLOT_FORMATS = ("png", "svg")
+
+
+def plot(module: Module, path_or_ax=None, function: str | None = "main", *, nested: str = "all",
+         dpi: int = 110):
+    """Draw the data and dep edges of `function` (every function if None).
+    Each block is a panel: the function's own first, then each nested block
+    (`nested="all"`), only those where a dep edge starts or ends
+    (`nested="deps"`), or none (`nested="none"`).
+
+    `path_or_ax`: a path ending in .png or .svg (written with the Agg / SVG
+    backend, no display needed), a binary file object (PNG), a matplotlib
+    Axes to draw into, or None for a new Figure sized to the graph. Returns
+    the Figure."""
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    fmt = None  # png or svg for a path; None for an Axes, a file object or no target
+    if path_or_ax is not None and not isinstance(path_or_ax, Axes) and not hasattr(path_or_ax, "write"):
+        fmt = _format_of(path_or_ax)
+    laid_out = sheet(graph(module, function), nested)
+    width, height = laid_out.width, laid_out.height
+    if isinstance(path_or_ax, Axes):
+        ax = path_or_ax
+        fig = ax.figure
+        Canvas(ax, laid_out, scale=_fit_scale(ax, width, height)).draw()
+        return fig
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    # Pixel limits of Agg: a huge graph is drawn smaller rather than refused.
+    limit = 60000 / dpi
+    shrink = min(1.0, limit / width, limit / height)
+    fig = Figure(figsize=(max(width * shrink, 2.0), max(height * shrink, 1.0)), dpi=dpi)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, 1))
+    Canvas(ax, laid_out, scale=shrink).draw()
+    if path_or_ax is None:
+        return fig
+    if fmt is None:  # a file object
+        fig.savefig(path_or_ax, format="png", dpi=dpi)
+        return fig
+    # Rendered in memory first: a failure never leaves a partial file behind.
+    data = _render(fig, fmt, dpi)
+    with open(os.fspath(path_or_ax), "wb") as f:
+        f.write(data)
+    return fig
+
+
+def render(module: Module, fmt: str = "png", function: str | None = "main", *, nested: str = "all",
+           dpi: int = 110) -> bytes:
+    """The picture `plot` draws, as the bytes of a PNG or SVG file."""
+    if fmt not in PLOT_FORMATS:
+        raise ValueError(f"cannot plot as {fmt!r}: give one of {', '.join(PLOT_FORMATS)}")
+    return _render(plot(module, None, function, nested=nested, dpi=dpi), fmt, dpi)
+
+
+def _render(fig, fmt: str, dpi: int) -> bytes:
+    import matplotlib
+
+    buffer = io.BytesIO()
+    # SVG keeps its text as text (names stay searchable, the file small).
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buffer, format=fmt, dpi=dpi)
+    return buffer.getvalue()
+
+
+def _format_of(path) -> str:
+    ext = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
+    if ext not in PLOT_FORMATS:
+        raise ValueError(f"cannot plot to '{os.fspath(path)}': give a .png or .svg file name")
+    return ext
+
+
+def _fit_scale(ax, width: float, height: float) -> float:
+    fig_w, fig_h = ax.figure.get_size_inches()
+    pos = ax.get_position()
+    return max(min(pos.width * fig_w / width, pos.height * fig_h / height), 0.05)
+
+
+class Canvas:
+    """A Sheet drawn on a matplotlib Axes, in the sheet's own coordinates
+    (inches, y down). `scale` is how large one of those inches is on the
+    Axes (1.0 on a figure sized to the sheet); text and arrow heads follow it."""
+
+    def __init__(self, ax, laid_out: Sheet, scale: float):
+        self.ax = ax
+        self.sheet = laid_out
+        self.scale = scale
+        self.font = FONT * scale
+        deps = laid_out.graph.dep_edges
+        self.on_dep = {id(e.source) for e in deps} | {id(e.target) for e in deps}
+
+    def draw(self) -> None:
+        """Every panel, then the legend above them."""
+        ax, s = self.ax, self.sheet
+        ax.set_xlim(0, s.width)
+        ax.set_ylim(s.height, 0)  # y grows downwards, like the text
+        ax.set_aspect("equal", adjustable="box")
+        ax.set_axis_off()
+        for p in s.panels:
+            self.panel(p)
+        self.legend()
+
+    def panel(self, p: Panel) -> None:
+        """Its frame and title, its boxes, then its edges."""
+        from matplotlib.patches import FancyBboxPatch
+
+        self.ax.add_artist(FancyBboxPatch((0.08, p.top), self.sheet.width - 0.16, p.height,
+                                          boxstyle="round,pad=0,rounding_size=0.1",
+                                          facecolor="#fafafa", edgecolor="#bbbbbb", linewidth=0.8, zorder=0))
+        self.ax.text(0.2, p.top + 0.08, p.title, fontsize=self.font * 1.1, fontweight="bold", va="top",
+                     ha="left", color="#333333", zorder=1)
+        top = p.top + p.rows_top
+        for b in p.boxes:
+            self.node(b, top)
+        for r in p.routes:
+            self.edge(r, top)
+
+    def node(self, b: Box, top: float) -> None:
+        """A box (red-edged on a dep edge, dashed for a ghost), its name and its opcode."""
+        from matplotlib.patches import FancyBboxPatch
+
+        ax, fs = self.ax, self.font
+        kind = "ghost" if b.ghost else b.node.kind
+        edge = DEP_COLOR if (id(b.node) in self.on_dep and not b.ghost) else ("#999999" if b.ghost else "#444444")
+        ax.add_artist(FancyBboxPatch((b.x - b.w / 2, top + b.y - BOX_H / 2), b.w, BOX_H,
+                                     boxstyle="round,pad=0,rounding_size=0.06", facecolor=FILL[kind],
+                                     edgecolor=edge, linewidth=1.4 if edge == DEP_COLOR else 0.8,
+                                     linestyle="--" if b.ghost else "-", zorder=3))
+        name = ("^" if b.ghost else "") + b.node.name
+        ax.text(b.x, top + b.y - 0.055, name, fontsize=fs, family="monospace", ha="center", va="center",
+                color="#777777" if b.ghost else "#000000", zorder=4)
+        ax.text(b.x, top + b.y + 0.105, b.node.opcode, fontsize=fs * 0.8, ha="center", va="center",
+                color="#666666", style="italic", zorder=4)
+
+    def edge(self, r: Route, top: float) -> None:
+        """An arrow (dashed red for a dep edge), tagged with the result it reads."""
+        from matplotlib.patches import FancyArrowPatch
+
+        style = dict(color=DEP_COLOR, linestyle=(0, (4, 2.5)), linewidth=1.4, zorder=2) if r.edge.dep else \
+            dict(color=DATA_COLOR, linestyle="-", linewidth=0.8, zorder=1.5)
+        s, d = r.source, r.target
+        if r.backward:  # only with a cycle: leave the box from below, come back round
+            arrow = FancyArrowPatch((s.x, top + s.y + BOX_H / 2), (d.x, top + d.y + BOX_H / 2),
+                                    connectionstyle="arc3,rad=0.4", **style)
+        else:
+            arrow = FancyArrowPatch(path=_route_path(r, top), **style)
+        arrow.set_arrowstyle("-|>", head_length=0.45, head_width=0.22)
+        arrow.set_mutation_scale(10 * self.scale)
+        self.ax.add_artist(arrow)
+        if r.edge.result is not None and not r.edge.dep:
+            # A tag on the edge where it leaves the box: which result it reads.
+            self.ax.text(s.x + s.w / 2 + 0.03, top + s.y + r.out_port, f"#{r.edge.result}",
+                         fontsize=self.font * 0.7, color=DATA_COLOR, ha="left", va="center", zorder=4,
+                         bbox=dict(boxstyle="square,pad=0.05", facecolor="#fafafa", edgecolor="none"))
+
+    def legend(self) -> None:
+        """What the lines and fills mean, under a title counting nodes and edges."""
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
+
+        g, fs = self.sheet.graph, self.font
+        handles = [
+            Line2D([], [], color=DATA_COLOR, linewidth=0.9, label="data edge (operand)"),
+            Line2D([], [], color=DEP_COLOR, linewidth=1.4, linestyle=(0, (4, 2.5)), label="dep edge (add_dep_edge)"),
+            Patch(facecolor=FILL["instruction"], edgecolor=DEP_COLOR, linewidth=1.4, label="on a dep edge"),
+            Patch(facecolor=FILL["region"], edgecolor="#444444",
+                  label="op with regions" + (" (panels below)" if self.sheet.nested != "none" else "")),
+            Patch(facecolor=FILL["argument"], edgecolor="#444444", label="argument"),
+            Patch(facecolor=FILL["ghost"], edgecolor="#999999", linestyle="--", label="^value of an enclosing block"),
+        ]
+        fns = ", ".join(f"@{f.name}" for f in g.functions)
+        title = (f"{g.module.name} {fns}: {len(g.nodes)} nodes, {len(g.data_edges)} data edges, "
+                 f"{len(g.dep_edges)} dep edges")
+        self.ax.legend(handles=handles, loc="upper left",
+                       bbox_to_anchor=(0.08 / self.sheet.width, 1 - 0.05 / self.sheet.height),
+                       ncol=3, fontsize=fs * 0.9, title=title, title_fontsize=fs * 1.05, frameon=False,
+                       alignment="left", handlelength=3)
+
+
+def _route_path(r: Route, top: float):
+    """Source's right side → across each waypoint's column → target's left
+    side, with horizontal tangents: a smooth left-to-right curve."""
+    from matplotlib.path import Path
+
+    s, d = r.source, r.target
+    points = [(s.x + s.w / 2, top + s.y + r.out_port)]
+    for w in r.waypoints:
+        points += [(w.x - w.w / 2, top + w.y), (w.x + w.w / 2, top + w.y)]
+    points.append((d.x - d.w / 2, top + d.y + r.in_port))
+    verts, codes = [points[0]], [Path.MOVETO]
+    for i, (a, b) in enumerate(zip(points, points[1:])):
+        if i % 2 == 1:  # across a waypoint's column: straight
+            verts.append(b)
+            codes.append(Path.LINETO)
+            continue
+        mid = (b[0] - a[0]) / 2
+        verts += [(a[0] + mid, a[1]), (b[0] - mid, b[1]), b]
+        codes += [Path.CURVE4] * 3
+    return Path(verts, codes)
