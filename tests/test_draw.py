@@ -1,5 +1,5 @@
-"""printer/draw.py: the dependency graph of a Penguin program as DOT text and
-as a PNG/SVG drawn with matplotlib alone; and the CLI's --emit dot / --plot."""
+"""printer/penguin/drawing/: a Penguin program's dependency graph as DOT text
+and as a PNG/SVG drawn with matplotlib alone; and the CLI's --emit dot / --plot."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import pipeline
 from jax_programs import PROGRAMS, capture_dumps
 from pipeline.cli import hlo2penguin as cli
 from pipeline.chain.example import EXAMPLE_HLO
-from printer import draw
+from printer.penguin import drawing as draw
+from printer.penguin.drawing import layout
 from printer.penguin import Module, T
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -135,7 +136,7 @@ def test_plot_into_an_axes_and_as_a_figure(example):
     texts = {t.get_text() for t in ax.texts}
     assert {"copy.x", "scaled", "loop"} <= texts and "copy.buf" not in texts  # no panel for the body
     new = draw.plot(example)
-    assert isinstance(new, Figure) and new.get_size_inches()[0] >= draw.MIN_WIDTH
+    assert isinstance(new, Figure) and new.get_size_inches()[0] >= layout.MIN_WIDTH
 
 
 def test_plot_rejects_a_bad_name_and_writes_nothing(example, tmp_path):
@@ -152,7 +153,7 @@ def test_plot_rejects_a_bad_name_and_writes_nothing(example, tmp_path):
 
 def test_layout_is_layered_left_to_right_without_overlaps(real):
     g = draw.graph(real, None)
-    panels = draw._panels(g, "all")
+    panels = layout._panels(g, "all")
     assert len(panels) == 1 + sum(len(i.blocks) for i in real.instructions())
     drawn_deps = 0
     for p in panels:
@@ -165,10 +166,10 @@ def test_layout_is_layered_left_to_right_without_overlaps(real):
             by_layer.setdefault(b.layer, []).append(b)
         for column in by_layer.values():
             ys = sorted(b.y for b in column)
-            assert all(b - a >= draw.ROW - 1e-9 for a, b in zip(ys, ys[1:]))
+            assert all(b - a >= layout.ROW - 1e-9 for a, b in zip(ys, ys[1:]))
     assert drawn_deps == len(real.dependencies)
-    assert len(draw._panels(g, "none")) == 1
-    deps_panels = draw._panels(g, "deps")
+    assert len(layout._panels(g, "none")) == 1
+    deps_panels = layout._panels(g, "deps")
     assert 1 < len(deps_panels) < len(panels)
     assert all(any(r.edge.dep for r in p.routes) for p in deps_panels[1:])
 
@@ -184,7 +185,7 @@ def test_values_from_an_enclosing_block_are_ghost_nodes():
     body.op("stablehlo.return", "return", [add])
     fn.op("func.return", "return", [loop])
     module.add_dep_edge(c, add)  # crosses into the body
-    panels = {p.title: p for p in draw._panels(draw.graph(module), "all")}
+    panels = {p.title: p for p in layout._panels(draw.graph(module), "all")}
     outer, inner = panels["func @main"], panels["%loop (while): body"]
     assert [b.node.name for b in inner.boxes if b.ghost] == ["c"]
     assert {(r.source.node.name, r.target.node.name, r.edge.dep) for r in inner.routes} >= {
@@ -201,7 +202,7 @@ def test_a_cycle_is_still_drawn():
     a = fn.op("stablehlo.negate", "a", [fn.args[0]], ["tensor<f32>"], computation="main")
     b = fn.op("stablehlo.negate", "b", [a], ["tensor<f32>"], computation="main")
     module.add_dep_edge(b, a)  # a must run after b, which reads a
-    (panel,) = draw._panels(draw.graph(module), "all")
+    (panel,) = layout._panels(draw.graph(module), "all")
     assert [r.edge.dep for r in panel.routes if r.backward] == [True]
     assert draw.render(module)[:8] == PNG_MAGIC
     assert '"b" -> "a" [style=dashed' in draw.to_dot(module)
@@ -289,4 +290,4 @@ def test_crossings_are_counted_as_inversions():
     for _ in range(200):
         values = [rng.randrange(6) for _ in range(rng.randrange(12))]
         brute = sum(1 for i in range(len(values)) for j in range(i + 1, len(values)) if values[i] > values[j])
-        assert draw._inversions(values) == brute
+        assert layout._inversions(values) == brute

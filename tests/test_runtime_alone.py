@@ -48,7 +48,7 @@ def test_an_emitted_program_runs_schedules_executes_and_draws_without_jaxlib(tmp
         print([i.name for i in module.schedule()["main"]])
         outputs = module.execute(np.arange(4, dtype=np.float32))
         np.save(sys.argv[1], np.stack([np.asarray(o, np.float32) for o in outputs]))
-        from printer.draw import to_dot
+        from printer.penguin.drawing import to_dot
         print(to_dot(module).count("->") > 0)
         print(sorted(m for m in sys.modules if m.split(".")[0] in ("jax", "jaxlib", "printer", "passes")))
     """)

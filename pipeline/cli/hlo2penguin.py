@@ -21,7 +21,7 @@ from pipeline.chain.example import EXAMPLE_HLO, EXAMPLE_NAME
 
 PROG = "hlo2penguin"
 STAGES = ("penguin", "hlo", "mlir", "flat-mlir", "report", "dot")
-PLOT_FORMATS = ("png", "svg")  # printer.draw.PLOT_FORMATS (not imported here: --help stays light)
+PLOT_FORMATS = ("png", "svg")  # printer.penguin.drawing.PLOT_FORMATS (not imported here: --help stays light)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace):
         return "".join(f"{line}\n" for line in chain.report.lines()) + chain.report.summary() + "\n", \
             chain.report, program
     if args.emit == "dot":
-        from printer.draw import to_dot
+        from printer.penguin.drawing import to_dot
         return to_dot(program), chain.report, program
     return chain.penguin_source, chain.report, program
 
@@ -108,7 +108,7 @@ def plot_format(path: str) -> str:
 def stage_plot(path: str, program) -> str:
     """Draw the program into a temporary file beside `path`; `commit_file`
     renames it into place once the output is written."""
-    from printer.draw import render
+    from printer.penguin.drawing import render
 
     return stage_file(path, render(program, plot_format(path), function=None), "plot")  # every function, every block
 
