@@ -15,3 +15,14 @@ class ChainError(ValueError):
 
     def __str__(self) -> str:  # ours, also where a subclass is an OSError too
         return f"{self.where}: {self.message}" if self.where else self.message
+
+
+def first_line(err: BaseException, *, with_type: bool = False) -> str:
+    """An exception on one line, for a row or a message of ours: the first
+    line of what it says (`Type: line` with `with_type`); the type's name
+    where it says nothing."""
+    text = str(err).strip()
+    line = text.splitlines()[0] if text else ""
+    if not line:
+        return type(err).__name__
+    return f"{type(err).__name__}: {line}" if with_type else line

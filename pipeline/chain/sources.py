@@ -31,9 +31,9 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from passes.errors import ChainError
+from passes.errors import ChainError, first_line
 from passes.hlo.parsed import Parsed
-from passes.hlo.text import decode
+from passes.hlo.text import decode, names_a_file
 from pipeline.xla.isolated import parse
 
 __all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "Loaded", "UnreadableInput", "from_dump_dir",
@@ -114,7 +114,7 @@ def from_jax(fn: Callable, *args: Any, pass_re: str = DEFAULT_PASS_RE) -> Captur
             lowered = jitted.lower(*args)
             lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_pass_re": pass_re})
         except Exception as err:  # JAX raises many kinds: TypeError, XlaRuntimeError, tracer errors…
-            raise ValueError(f"JAX cannot compile {label}{_signature(args)}: {_first_line(err)} "
+            raise ValueError(f"JAX cannot compile {label}{_signature(args)}: {first_line(err, with_type=True)} "
                              f"(check the function and its example arguments)") from err
         return _read_folder(folder, f"the dump of {label}")
 
@@ -138,7 +138,7 @@ def from_export(source, pass_re: str = DEFAULT_PASS_RE) -> Captured:
     try:
         specs = [jax.ShapeDtypeStruct(aval.shape, aval.dtype) for aval in exported.in_avals]
     except Exception as err:  # a symbolic dimension has no concrete size
-        raise ValueError(f"{where} has non-concrete input shapes ({_first_line(err)}): "
+        raise ValueError(f"{where} has non-concrete input shapes ({first_line(err, with_type=True)}): "
                          f"export it with concrete shapes to compile it") from err
     in_tree = exported.in_tree
 
@@ -272,7 +272,7 @@ def _deserialize(source):
         exported = jax_export.deserialize(bytearray(data))
         exported.in_avals, exported.fun_name  # noqa: B018 - touch the fields a bad buffer breaks
     except Exception as err:
-        raise ValueError(f"{where} is not a jax.export artifact ({_first_line(err)}): "
+        raise ValueError(f"{where} is not a jax.export artifact ({first_line(err, with_type=True)}): "
                          f"write one with jax.export.export(jax.jit(fn))(*specs).serialize()") from err
     return exported, where
 
@@ -288,12 +288,6 @@ def _signature(args) -> str:
         shape, dtype = getattr(arg, "shape", None), getattr(arg, "dtype", None)
         parts.append(f"{dtype}{list(shape)}" if shape is not None and dtype is not None else type(arg).__name__)
     return f"({', '.join(parts)})"
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    line = text.splitlines()[0] if text else ""
-    return f"{type(err).__name__}: {line}" if line else type(err).__name__
 
 
 
@@ -332,8 +326,7 @@ def text_of(source, source_name: str | None = None) -> tuple[str, str, str | Non
     """(text, where, name) of a path, HLO text (str or bytes) or a captured
     module: the text decoded (`passes.hlo.text.decode`), `where` the name
     errors give the input, `name` the module's name if the input gives one."""
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
-                                           and "{" not in source and source.strip()):
+    if names_a_file(source):
         path = os.fspath(source)
         where = source_name or path
         return decode(read_path(path), where), where, path

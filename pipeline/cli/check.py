@@ -28,7 +28,7 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 
-from passes.errors import ChainError
+from passes.errors import ChainError, first_line
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded
 from pipeline.verifier.report import FATES
@@ -153,19 +153,15 @@ def check_module(path: str, module: str, data: bytes | None, options: dict) -> M
     try:
         result = pipeline.run(read_path(path) if data is None else data, source_name=path, **options)
     except ChainError as err:  # XLA's parser or importer refused it, …: this row, not the run
-        row.error = _one_line(str(err))
+        row.error = first_line(err)
         return row
     except Exception as err:  # a bug in the chain: said on this module's row, the others still run
-        row.error = f"internal error ({type(err).__name__}: {_one_line(str(err))}); please report it with the input"
+        row.error = f"internal error ({type(err).__name__}: {first_line(err)}); please report it with the input"
         return row
     totals = result.report.totals()
     for key in COUNTS:
         setattr(row, key, totals[key])
     return row
-
-
-def _one_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else "(no message)"
 
 
 def check(paths, *, jobs: int | None = None, scheduler: str | None = None, progress: bool = False,

@@ -32,6 +32,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 from passes.dialects import DIALECTS
+from passes.errors import first_line
 from pipeline.xla import versions
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, guarded
@@ -137,7 +138,7 @@ def check_program(program: Program, update: bool) -> tuple[list[Row], dict | Non
             try:
                 result = pipeline.run(captured_module, dialect=dialect)
             except Exception as err:
-                row.error = f"{type(err).__name__}: {str(err).splitlines()[0]}"
+                row.error = first_line(err, with_type=True)
                 continue
             totals = result.report.totals()
             for key in ("edges", "preserved", "rerouted", "dropped", "lost", "spurious"):
@@ -174,7 +175,7 @@ def _numerics(module, inputs, expected) -> str:
         op = re.search(r"op ([\w.]+)", str(err))
         return f"unsupported: {op.group(1) if op else err}"
     except Exception as err:
-        return f"FAIL: {type(err).__name__}: {str(err).splitlines()[0]}"
+        return f"FAIL: {first_line(err, with_type=True)}"
     found = differences(got, expected, "JAX's")
     return f"FAIL: {found[0]}" if found else "ok"
 

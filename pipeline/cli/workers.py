@@ -18,6 +18,7 @@ import multiprocessing
 import sys
 from typing import Callable, Sequence
 
+from passes.errors import first_line
 from pipeline.cli.support import UsageError
 
 CONNECT_TIMEOUT = 5  # seconds to reach a scheduler before saying it cannot be reached
@@ -92,8 +93,7 @@ def connect(address: str):
     try:
         asyncio.run(_reach(address))
     except Exception as err:  # OSError (refused, timed out), ValueError (no port), TypeError (bad scheme)
-        reason = str(err).splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UsageError(f"cannot reach the Dask scheduler at '{address}': {reason}; "
+        raise UsageError(f"cannot reach the Dask scheduler at '{address}': {first_line(err)}; "
                          "start one with 'dask scheduler' and give its address, e.g. tcp://HOST:8786") from None
     return distributed.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
 

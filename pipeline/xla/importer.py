@@ -36,7 +36,7 @@ from passes.errors import ChainError
 from passes.hlo import proto as hlo_proto
 from passes.hlo.parsed import Parsed
 from passes.hlo.text import decode
-from passes.hlo.preserve_control_deps import opens_async_pair
+from passes.hlo.kinds import opens_async_pair
 from passes.locations import hlo_location, hlo_name, key_name, key_of
 from pipeline.xla.mlir_context import make_context, register_passes
 from pipeline.xla.isolated import WorkerDied, XlaWorker, abort_reason, first_said, parse
@@ -279,14 +279,14 @@ def _run_importer(proto: bytes, source_name: str | None, worker: XlaWorker | Non
         try:
             return hlo_to_stablehlo(proto)
         except Exception as err:
-            raise ImportFailed(f"{stage}: {_first_line(str(err))}") from None
+            raise ImportFailed(f"{stage}: {_what_xla_said(str(err))}") from None
     try:
         status, answer = worker.ask("import", proto)
     except WorkerDied as died:
         raise ImportFailed(f"{stage} aborted ({died}): {abort_reason(died.stderr)}") from None
     if status == "ok":
         return answer
-    raise ImportFailed(f"{stage}: {_first_line(answer.decode('utf-8', 'replace'))}")
+    raise ImportFailed(f"{stage}: {_what_xla_said(answer.decode('utf-8', 'replace'))}")
 
 
 def _mlir_error(err: ir.MLIRError, origins: list[_Origin] = ()) -> str:
@@ -297,7 +297,7 @@ def _mlir_error(err: ir.MLIRError, origins: list[_Origin] = ()) -> str:
         d = details[0]
         message = re.split(r': [%"]', d.message.splitlines()[0])[0]  # drop the op dump
         return f"{_loc_text(d.location, origins)}: {message}"
-    return _first_line(str(err))
+    return _what_xla_said(str(err))
 
 
 def _loc_text(location, origins: list[_Origin] = ()) -> str:
@@ -310,7 +310,7 @@ def _loc_text(location, origins: list[_Origin] = ()) -> str:
     return f"%{name}" + (f" in %{computation}" if computation else "")
 
 
-def _first_line(text: str) -> str:
+def _what_xla_said(text: str) -> str:
     return first_said(text, skip=("***", "@")) or text.strip()[:200] or "no message"
 
 
