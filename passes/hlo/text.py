@@ -3,6 +3,8 @@ it is text at all. Everything about the module itself is XLA's to judge."""
 
 from __future__ import annotations
 
+import os
+
 from passes.errors import ChainError
 
 
@@ -35,3 +37,12 @@ def decode(data: str | bytes, source: str | None = None) -> str:
     if not data.strip():
         raise HloSyntaxError("input is empty; expected an HLO module", 1, 1, source)
     return data
+
+
+def names_a_file(source) -> bool:
+    """Whether an HLO input names a file rather than holding the text: a path
+    object, or a non-blank str with no line break and no `{` (every module
+    has a computation body, and a file name has neither)."""
+    if isinstance(source, os.PathLike):
+        return True
+    return isinstance(source, str) and "\n" not in source and "{" not in source and bool(source.strip())

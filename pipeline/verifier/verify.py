@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from passes.control_dep import Fate
 from passes.errors import ChainError
+from passes.hlo.text import names_a_file
 from pipeline.verifier.report import EdgeReport, Report, Spurious, SpuriousEdge
 
 _FORWARDING = frozenset({"tuple", "get-tuple-element"})
@@ -535,7 +536,7 @@ def _hlo_text(hlo, source: str | None) -> tuple[str, str]:
         except UnicodeDecodeError as err:
             raise VerifyError(f"{source or '<hlo text>'}: input is not UTF-8 text (byte 0x{hlo[err.start]:02x}); "
                               "HLO modules are text: pass the .txt that XLA dumped, not a binary proto") from None
-    if isinstance(hlo, os.PathLike) or (isinstance(hlo, str) and "\n" not in hlo and "{" not in hlo):
+    if names_a_file(hlo):  # the same rule as the chain's input (`pipeline.chain.sources.text_of`)
         path = os.fspath(hlo)
         try:
             with open(path, encoding="utf-8") as f:
