@@ -28,6 +28,6 @@ imports `printer.penguin.module` (an import ring, tests/test_imports.py).
 
 from printer.penguin.drawing.dot import to_dot
 from printer.penguin.drawing.model import Graph, graph
-from printer.penguin.drawing.render import PLOT_FORMATS, plot, render
+from printer.penguin.drawing.canvas import PLOT_FORMATS, plot, render
 
 __all__ = ["to_dot", "plot", "render", "graph", "Graph", "PLOT_FORMATS"]
