@@ -3,7 +3,7 @@ legend. In a panel, x is the depth of a node in the block's DAG of data and
 dep edges (an op with regions stands for everything inside it, as in
 `Block.schedule`), y its place in its layer, in schedule order; an edge that
 skips layers runs through waypoints, and a value captured from an enclosing
-block is a ghost box. Pure geometry, in inches: render.py draws it."""
+block is a ghost box. Pure geometry, in inches: canvas.py draws it."""
 
 from __future__ import annotations
 
