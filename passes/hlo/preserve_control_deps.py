@@ -32,6 +32,7 @@ from passes.hlo.kinds import (  # noqa: F401  (EdgeFate and the tests of an inst
     NOT_PLAIN, EdgeFate, begins_async_pair, has_no_value_after_import, imports_as_future, is_buffer,
     is_structural, looked_through, opens_async_pair, pins_its_operands)
 from passes.hlo.view import tuple_shape
+from passes.options import option
 
 
 @dataclass
@@ -66,9 +67,10 @@ class PreserveControlDeps:
     `tuple`, so that the importer produces the spec's tuple artifact. The
     object holds its options only; what one run needs lives in `_Run`."""
 
-    bundle: bool = False
-    # False: every computation through the general rewrite (the direct one,
-    # `passes.hlo.direct`, is held to it by the tests).
+    bundle: bool = option(False, help="pass each successor's predecessors through one HLO tuple")
+    # Internal, so a plain field and no option: False sends every computation
+    # through the general rewrite (the direct one, `passes.hlo.direct`, is
+    # held to it by the tests).
     direct: bool = True
     name = "preserve-control-deps"
 

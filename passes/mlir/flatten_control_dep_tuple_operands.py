@@ -4,8 +4,14 @@
 XLA's importer hands a tuple-shaped predecessor to a control-dep custom-call
 as a tuple op (or a get_tuple_element of one). This pass rewrites each such
 call to take the tuple's elements as plain operands, so that the printer sees
-one operand per predecessor. One algorithm; a `DialectOps` descriptor is all
-that differs between the twins (spec: "MHLO vs StableHLO — the divergence").
+one operand per predecessor. One algorithm; the `dialect` field, a row of
+`passes.dialects` (the op names it matches and its mnemonic), is all that
+differs between the twins (spec: "MHLO vs StableHLO — the divergence").
+
+Its options (`scope`, `keep_attributes`, `until_unchanged`) are declared once,
+as fields made by `passes.options.option`: hlo2penguin-opt's flags, its
+pipeline syntax (`{scope=all keep-attributes=true}`), the check of a value
+and the chain's options all come from those declarations.
 
 Where we differ from the binary, and why (each pinned by a lit test):
 - scope: the binary flattens "the first func::FuncOp"; the importer often
@@ -33,6 +39,7 @@ from jaxlib.mlir import ir
 from passes.control_dep import CONTROL_DEP_TARGET, is_control_dep
 from passes.dialects import FUNC_FUNC, MHLO, STABLEHLO, Dialect
 from passes.errors import ChainError
+from passes.options import check, option
 
 SCOPES = ("main", "first", "all")
 
@@ -61,18 +68,20 @@ class FlattenControlDepTupleOperands:
     """The pass. `run(module)` works on an `ir.Module` or its operation; the
     instance is also a callable for `PassManager.add` (see `add_to`)."""
 
-    dialect: Dialect = MHLO
-    scope: str = "main"
-    keep_attributes: bool = False
+    dialect: Dialect = MHLO  # not an option: each twin's mnemonic picks its own
+    scope: str = option("main", choices=SCOPES,
+                        help="functions to walk: main (default), first (the binary's reading), all")
+    keep_attributes: bool = option(
+        False, help="rebuilt calls keep their attributes (default: only call_target_name, as the binary)")
     # Run again until nothing changes: each run flattens one level (the
     # binary's rewrite), and a tuple of tuples (link #1's --bundle of a
-    # tuple-shaped predecessor) needs two. The chain and hlo2penguin-opt's
-    # `until-unchanged` option both come here.
-    until_unchanged: bool = False
+    # tuple-shaped predecessor) needs two. The chain always does.
+    until_unchanged: bool = option(
+        False, help="run link #3 again until nothing changes, as hlo2penguin does (default: once, "
+                    "one level of tuples, as the binary)")
 
     def __post_init__(self):
-        if self.scope not in SCOPES:
-            raise FlattenError(f"unknown scope {self.scope!r}: choose one of {', '.join(SCOPES)}")
+        check(self, FlattenError)  # "unknown scope 'x': choose one of main, first, all"
 
     @property
     def argument(self) -> str:
