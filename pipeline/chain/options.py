@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from passes.dialects import dialect
-from passes.mlir import SCOPES, FlattenError
+from passes.dialects import DIALECTS, dialect
+from passes.hlo.preserve_control_deps import PreserveControlDeps
+from passes.mlir import FlattenControlDepTupleOperands
+from passes.options import option, pass_option, pass_values
+
+_DIALECT = next(iter(DIALECTS))  # the table's first
 
 
 @dataclass(frozen=True)
@@ -23,13 +27,21 @@ class Options:
     locations (the HLO names) in the MLIR artifacts. `check=False` stops at
     the Penguin source: no execution, no report (the benchmarks' P3).
     `source_name` names the input in errors (default: the path, `<hlo
-    text>`, or the module's name)."""
+    text>`, or the module's name).
 
-    dialect: str = "stablehlo"
-    bundle: bool = False
-    flatten: bool = True
-    scope: str = "all"
-    keep_attributes: bool = False
+    The fields made by `option` or `pass_option` are the flags of
+    `hlo2penguin` and `hlo2penguin check`, in this order
+    (`pipeline.cli.support.add_chain_options`); those of a pass are that
+    pass's declaration, with the chain's own default where it differs."""
+
+    flatten: bool = option(True, help="skip link #3, to see which edges it saves")
+    dialect: str = option(_DIALECT, choices=tuple(DIALECTS), help=f"dialect of links #2-#3 (default: {_DIALECT})")
+    scope: str = pass_option(
+        FlattenControlDepTupleOperands, "scope", default="all",
+        help="functions link #3 walks: all (default: after symbol-dce, main and the functions it calls), "
+             "main (the pass's own default), first (the binary's reading)")
+    keep_attributes: bool = pass_option(FlattenControlDepTupleOperands, "keep_attributes", link="link #3")
+    bundle: bool = pass_option(PreserveControlDeps, "bundle", link="link #1")
     reify: bool = True
     isolate: bool = True
     debug_info: bool = True
@@ -37,6 +49,6 @@ class Options:
     source_name: str | None = None
 
     def __post_init__(self):  # before any work: UnknownDialect, FlattenError
-        dialect(self.dialect)
-        if self.flatten and self.scope not in SCOPES:
-            raise FlattenError(f"unknown scope {self.scope!r}: choose one of {', '.join(SCOPES)}")
+        row = dialect(self.dialect)
+        if self.flatten:  # the pass holds its options to their declarations
+            FlattenControlDepTupleOperands(row, **pass_values(self, FlattenControlDepTupleOperands))

@@ -25,28 +25,46 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def add_chain_options(p: argparse.ArgumentParser) -> None:
-    """The options of `pipeline.run` a user picks: `hlo2penguin` and `hlo2penguin check`."""
-    from passes.dialects import DIALECTS
-    from passes.mlir import SCOPES
+def add_option_flags(p: argparse.ArgumentParser, options) -> None:
+    """A flag for each of `options` (`passes.options.options(cls)`), as its
+    declaration says: `--KEY` for a bool (`--no-KEY` if it is True by
+    default), `--KEY VALUE` with its choices or type otherwise; the help is
+    the declaration's."""
+    for o in options:
+        if o.type is bool:
+            p.add_argument(f"--{o.flag}", action="store_true", help=o.help)
+        else:
+            p.add_argument(f"--{o.flag}", default=o.default, help=o.help,
+                           choices=list(o.choices) if o.choices is not None else None,
+                           type=None if o.type is str else o.type)
 
-    p.add_argument("--no-flatten", action="store_true",
-                   help="skip link #3, to see which edges it saves")
-    p.add_argument("--dialect", choices=list(DIALECTS), default=next(iter(DIALECTS)),
-                   help="dialect of links #2-#3 (default: stablehlo)")
-    p.add_argument("--scope", choices=SCOPES, default="all",
-                   help="functions link #3 walks: all (default: after symbol-dce, main and the functions "
-                        "it calls), main (the pass's own default), first (the binary's reading)")
-    p.add_argument("--keep-attributes", action="store_true",
-                   help="link #3 keeps the rebuilt calls' attributes (default: only call_target_name)")
-    p.add_argument("--bundle", action="store_true",
-                   help="link #1 passes each successor's predecessors through one HLO tuple")
+
+def option_values(args: argparse.Namespace, options) -> dict:
+    """`add_option_flags`' arguments as keywords: {field name: value}."""
+    values = {}
+    for o in options:
+        given = getattr(args, o.flag.replace("-", "_"))
+        values[o.name] = given if o.flag == o.key else not given  # --no-KEY: given means False
+    return values
+
+
+def add_chain_options(p: argparse.ArgumentParser) -> None:
+    """The options of `pipeline.run` a user picks: `hlo2penguin` and
+    `hlo2penguin check`. They are the fields of `Options` declared as
+    options (`--no-flatten --dialect --scope --keep-attributes --bundle`)."""
+    add_option_flags(p, _chain_options())
 
 
 def chain_options(args: argparse.Namespace) -> dict:
     """`add_chain_options`' arguments as `pipeline.run` keywords."""
-    return {"dialect": args.dialect, "bundle": args.bundle, "flatten": not args.no_flatten,
-            "scope": args.scope, "keep_attributes": args.keep_attributes}
+    return option_values(args, _chain_options())
+
+
+def _chain_options():
+    from passes.options import options
+    from pipeline.chain.options import Options
+
+    return options(Options)
 
 
 def version_line(prog: str) -> str:
