@@ -8,7 +8,8 @@ the manner of `mlir-opt`.
 
 Our passes are Python-defined, so MLIR's own pipeline parser does not know
 their mnemonics; `build_pass_manager` splits the pipeline, adds ours as Python
-passes and hands every other element to `PassManager.add` unchanged.
+passes and hands every other element to `PassManager.add` unchanged. Link #3's
+flags and its element options are its dataclass fields (`passes.options`).
 Exit status: 0 ok, 2 bad input or usage (one line on stderr).
 """
 
@@ -21,16 +22,18 @@ import sys
 
 from jaxlib.mlir import ir, passmanager
 
-from passes.mlir import BY_MNEMONIC, SCOPES, FlattenControlDepTupleOperands
-from pipeline.cli.support import Parser, UsageError, guarded, version_line, write_output
+from passes.mlir import BY_MNEMONIC, FlattenControlDepTupleOperands
+from passes.options import options, parse_element, split_top_level
+from pipeline.cli.support import (Parser, UsageError, add_option_flags, guarded, option_values, version_line,
+                                  write_output)
 from pipeline.xla.mlir_context import make_context, register_passes
 from pipeline.chain.sources import read_path
 
 PROG = "hlo2penguin-opt"
-_OPTIONS = ("scope", "keep-attributes", "until-unchanged")  # link #3's pipeline options
+FLATTEN = FlattenControlDepTupleOperands  # link #3: both twins, its options its fields
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(flatten: type = FLATTEN) -> argparse.ArgumentParser:
     p = Parser(prog=PROG, description="Run the control-dep flatten passes (and registered MLIR passes) on MLIR.")
     p.add_argument("input", nargs="?", default="-", metavar="INPUT",
                    help="MLIR text or bytecode file, or '-' for standard input (default)")
@@ -38,13 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     for mnemonic, dialect in BY_MNEMONIC.items():
         p.add_argument(f"--{mnemonic}", dest="passes", action="append_const", const=mnemonic,
                        help=f"run link #3 on {dialect.name.upper()} custom-calls")
-    p.add_argument("--scope", choices=SCOPES, default="main",
-                   help="functions to walk: main (default), first (the binary's reading), all")
-    p.add_argument("--keep-attributes", action="store_true",
-                   help="rebuilt calls keep their attributes (default: only call_target_name, as the binary)")
-    p.add_argument("--until-unchanged", action="store_true",
-                   help="run link #3 again until nothing changes, as hlo2penguin does (default: once, "
-                        "one level of tuples, as the binary)")
+    add_option_flags(p, options(flatten))  # --scope, --keep-attributes, --until-unchanged
     p.add_argument("--pass-pipeline", metavar="PIPELINE",
                    help="a textual pipeline, e.g. 'builtin.module(flatten-control-dep-tuple-operands,canonicalize)'")
     p.add_argument("--debug-info", action="store_true", help="print locations")
@@ -65,8 +62,7 @@ def _main(argv: list[str] | None) -> int:
         raise UsageError("give either pass flags or --pass-pipeline, not both")
     context = make_context()
     module = parse_input(args.input, context)
-    pm = build_pass_manager(context, args.pass_pipeline, args.passes or [], scope=args.scope,
-                            keep_attributes=args.keep_attributes, until_unchanged=args.until_unchanged)
+    pm = build_pass_manager(context, args.pass_pipeline, args.passes or [], **option_values(args, options(FLATTEN)))
     run(pm, module)
     write_output(args.output, module.operation.get_asm(enable_debug_info=args.debug_info) + "\n")
     return 0
@@ -148,28 +144,18 @@ def _short_location(location) -> str:
     return f"{m.group(2)}:{m.group(3)}" if m else str(location)
 
 
-_ELEMENT_OPTIONS = re.compile(r"([A-Za-z0-9_\-]+)=([^ }]+)")
-
-
-def build_pass_manager(context: ir.Context, pipeline: str | None, flags: list[str], *, scope: str = "main",
-                       keep_attributes: bool = False, until_unchanged: bool = False) -> passmanager.PassManager:
-    """A PassManager on builtin.module: our mnemonics become Python passes,
-    everything else is MLIR's own textual pipeline."""
+def build_pass_manager(context: ir.Context, pipeline: str | None, flags: list[str], *, flatten: type = FLATTEN,
+                       **defaults) -> passmanager.PassManager:
+    """A PassManager on builtin.module: our mnemonics become Python passes
+    (`flatten`'s, with `defaults`, its options as the flags gave them, under
+    each element's own), everything else is MLIR's own textual pipeline."""
     register_passes()
     with context:
         pm = passmanager.PassManager("builtin.module")
-        elements = ([(m, {}) for m in flags] if pipeline is None else _split_pipeline(pipeline))
-        for element, options in elements:
-            if element in BY_MNEMONIC:
-                unknown = set(options) - set(_OPTIONS)
-                if unknown:
-                    raise UsageError(f"{element}: unknown option(s) {', '.join(sorted(unknown))}; "
-                                     "it takes scope=main|first|all, keep-attributes=true|false "
-                                     "and until-unchanged=true|false")
-                keep = options.get("keep-attributes", str(keep_attributes)).lower() in ("1", "true")
-                again = options.get("until-unchanged", str(until_unchanged)).lower() in ("1", "true")
-                FlattenControlDepTupleOperands(BY_MNEMONIC[element], options.get("scope", scope), keep,
-                                               until_unchanged=again).add_to(pm)
+        elements = ([(m, None) for m in flags] if pipeline is None else _split_pipeline(pipeline))
+        for element, text in elements:
+            if element in BY_MNEMONIC:  # an unknown key or a bad value: OptionError, "ELEMENT: ..."
+                flatten(BY_MNEMONIC[element], **{**defaults, **parse_element(flatten, text, element)}).add_to(pm)
             else:
                 try:
                     pm.add(element)
@@ -178,32 +164,20 @@ def build_pass_manager(context: ir.Context, pipeline: str | None, flags: list[st
     return pm
 
 
-def _split_pipeline(pipeline: str) -> list[tuple[str, dict]]:
+def _split_pipeline(pipeline: str) -> list[tuple[str, str | None]]:
     """'builtin.module(a,b{x=1},func.func(c))' → its top-level elements;
-    our own elements come with their options parsed."""
-    text = pipeline.strip()
-    m = re.fullmatch(r"builtin\.module\((.*)\)", text, re.S)
+    our own come as (mnemonic, the text between their braces), any other
+    as (element, None)."""
+    m = re.fullmatch(r"builtin\.module\((.*)\)", pipeline.strip(), re.S)
     if not m:
         raise UsageError("--pass-pipeline must be anchored on the module: 'builtin.module(...)'")
-    elements, depth, start, body = [], 0, 0, m.group(1)
-    for i, c in enumerate(body):
-        if c in "({":
-            depth += 1
-        elif c in ")}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            elements.append(body[start:i])
-            start = i + 1
-    elements.append(body[start:])
     out = []
-    for element in (e.strip() for e in elements):
-        if not element:
-            continue
-        name, _, rest = element.partition("{")
+    for element in split_top_level(m.group(1)):
+        name, brace, rest = element.partition("{")
         if name.strip() in BY_MNEMONIC:
-            out.append((name.strip(), dict(_ELEMENT_OPTIONS.findall(rest.rstrip("}")))))
+            out.append((name.strip(), rest.removesuffix("}") if brace else None))
         else:
-            out.append((element, {}))
+            out.append((element, None))
     return out
 
 
