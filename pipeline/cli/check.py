@@ -26,37 +26,33 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from passes.errors import ChainError, first_line
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded
-from pipeline.verifier.report import FATES
+from pipeline.verifier.report import COUNTS, EdgeCounts
 from pipeline.chain.sources import hlo_module_name, looks_like_hlo, read_path
 
 PROG = "hlo2penguin check"
 SUFFIXES = (".txt", ".hlo")
 CONTROL_PREDECESSORS = b"control-predecessors="
-COUNTS = ("edges", *FATES, "spurious")
 
 
 @dataclass
-class ModuleRow:
+class ModuleRow(EdgeCounts):
     """One module: its control edges and their fates (the chain's report), or why the chain refused it."""
 
     path: str
     module: str
-    edges: int = 0
-    preserved: int = 0
-    rerouted: int = 0
-    dropped: int = 0
-    lost: int = 0
-    spurious: int = 0
     error: str = ""
 
     @property
     def failed(self) -> bool:
         return bool(self.error or self.lost or self.spurious)
+
+    def as_dict(self) -> dict:
+        return {"path": self.path, "module": self.module, **self.counts(), "error": self.error}
 
 
 @dataclass
@@ -66,7 +62,7 @@ class CheckSummary:
     no_control_edges: int = 0  # candidates skipped: an HLO module without control edges
 
     def totals(self) -> dict[str, int]:
-        totals = {k: sum(getattr(r, k) for r in self.modules) for k in COUNTS}
+        totals = EdgeCounts.summed(self.modules)
         totals["errors"] = sum(bool(r.error) for r in self.modules)
         return totals
 
@@ -76,7 +72,7 @@ class CheckSummary:
         return not any(r.failed for r in self.modules)
 
     def as_dict(self) -> dict:
-        return {"modules": [asdict(r) for r in self.modules], "totals": self.totals(),
+        return {"modules": [r.as_dict() for r in self.modules], "totals": self.totals(),
                 "skipped": {"not_hlo": self.not_hlo, "no_control_edges": self.no_control_edges}}
 
     def table(self) -> str:
@@ -158,9 +154,7 @@ def check_module(path: str, module: str, data: bytes | None, options: dict) -> M
     except Exception as err:  # a bug in the chain: said on this module's row, the others still run
         row.error = f"internal error ({type(err).__name__}: {first_line(err)}); please report it with the input"
         return row
-    totals = result.report.totals()
-    for key in COUNTS:
-        setattr(row, key, totals[key])
+    row.count(result.report)
     return row
 
 

@@ -29,32 +29,31 @@ import json
 import os
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from passes.dialects import DIALECTS
 from passes.errors import first_line
 from pipeline.xla import versions
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, guarded
+from pipeline.verifier.report import EdgeCounts
 
 DEFAULT_DIR = os.path.join("tests", "corpus")
 
 
 @dataclass
-class Row:
+class Row(EdgeCounts):
     program: str
     module: str
     dialect: str
-    edges: int = 0
-    preserved: int = 0
-    rerouted: int = 0
-    dropped: int = 0
-    lost: int = 0
-    spurious: int = 0       # dep edges no HLO edge accounts for (pipeline.verifier.verify)
     numerics: str = "n/a"   # ok | FAIL … | unsupported: op | n/a
     golden: str = "n/a"     # ok | changed … | new | updated
     error: str = ""
     jax: str = versions.JAX  # the release it ran with
+
+    def as_dict(self) -> dict:
+        return {"program": self.program, "module": self.module, "dialect": self.dialect, **self.counts(),
+                "numerics": self.numerics, "golden": self.golden, "error": self.error, "jax": self.jax}
 
     @property
     def regressed(self) -> bool:
@@ -70,7 +69,7 @@ class Summary:
     rows: list[Row] = field(default_factory=list)
 
     def totals(self) -> dict[str, int]:
-        t = {k: sum(getattr(r, k) for r in self.rows) for k in ("edges", "preserved", "rerouted", "dropped", "lost", "spurious")}
+        t = EdgeCounts.summed(self.rows)
         t["rows"] = len(self.rows)
         t["numerics ok"] = sum(r.numerics == "ok" for r in self.rows)
         t["unsupported"] = sum(r.numerics.startswith("unsupported") for r in self.rows)
@@ -140,9 +139,7 @@ def check_program(program: Program, update: bool) -> tuple[list[Row], dict | Non
             except Exception as err:
                 row.error = first_line(err, with_type=True)
                 continue
-            totals = result.report.totals()
-            for key in ("edges", "preserved", "rerouted", "dropped", "lost", "spurious"):
-                setattr(row, key, totals[key])
+            row.count(result.report)
             row.numerics = _numerics(result.module(), program.inputs, program.expected)
             record = {"report": result.report.as_dict(),
                       "penguin_sha256": hashlib.sha256(result.penguin_source.encode()).hexdigest()}
@@ -302,7 +299,7 @@ def _main(parser, argv: list[str]) -> int:
     with workers.progress_bar(total, enabled=sys.stderr.isatty(), unit="program") as bar:
         summary = run(args.directory, args.update_goldens, args.jobs or 1, lambda *_: bar.update(1), args.scheduler)
     if args.json:
-        sys.stdout.write("".join(json.dumps(asdict(r)) + "\n" for r in summary.rows))
+        sys.stdout.write("".join(json.dumps(r.as_dict()) + "\n" for r in summary.rows))
     else:
         sys.stdout.write(table(summary))
     return 1 if summary.totals()["regressions"] else 0

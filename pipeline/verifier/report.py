@@ -41,6 +41,38 @@ class Spurious(enum.Enum):
     BUNDLED_TUPLE = "bundled"      # its predecessor is a tuple op: the predecessors it bundles were never flattened
 
 
+# The columns of a module's edge counts (`hlo2penguin check`, `regress`): its HLO control edges, by fate, and the
+# program's spurious dep edges.
+COUNTS = ("edges", *FATES, "spurious")
+
+
+@dataclass(kw_only=True)
+class EdgeCounts:
+    """A module's edge counts, `COUNTS` by name, for the rows of a table of
+    modules (`hlo2penguin check`'s, `regress`'s): set from a report, summed
+    over rows."""
+
+    edges: int = 0
+    preserved: int = 0
+    rerouted: int = 0
+    dropped: int = 0
+    lost: int = 0
+    spurious: int = 0
+
+    def count(self, report: Report) -> None:
+        """Take the counts of `report`."""
+        for key, value in report.totals().items():
+            setattr(self, key, value)
+
+    def counts(self) -> dict[str, int]:
+        return {key: getattr(self, key) for key in COUNTS}
+
+    @staticmethod
+    def summed(rows) -> dict[str, int]:
+        """Each count summed over `rows`."""
+        return {key: sum(getattr(r, key) for r in rows) for key in COUNTS}
+
+
 @dataclass(frozen=True)
 class EdgeReport:
     """One HLO control edge and what became of it in the Penguin program.
