@@ -139,8 +139,9 @@ def check(instance, error: type[Exception] = OptionError) -> None:
 
 def pass_values(values, pass_class: type) -> dict:
     """The keywords for `pass_class` that `values` (the chain's `Options`) holds:
-    its fields declared with `pass_option(pass_class, ...)`."""
-    return {o.name: getattr(values, o.name) for o in options(values) if o.pass_class is pass_class}
+    its fields declared with `pass_option(P, ...)`, P `pass_class` or a base of it."""
+    return {o.name: getattr(values, o.name) for o in options(values)
+            if o.pass_class is not None and issubclass(pass_class, o.pass_class)}
 
 
 def takes(cls: type) -> str:
