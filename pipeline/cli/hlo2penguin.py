@@ -24,8 +24,14 @@ STAGES = ("penguin", "hlo", "mlir", "flat-mlir", "report", "dot")
 PLOT_FORMATS = ("png", "svg")  # printer.penguin.drawing.PLOT_FORMATS (not imported here: --help stays light)
 
 
+USAGE = (f"{PROG} [options] [INPUT]\n"
+         f"       {PROG} check [options] PATH...\n"
+         f"       {PROG} verify [options] MODULE PROGRAM.py\n"
+         f"       {PROG} regress [options] [DIR]")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog=PROG, description=(
+    p = Parser(prog=PROG, usage=USAGE, description=(
         "Carry XLA control dependencies from HLO into a Penguin program. "
         "With no INPUT, runs the built-in example. "
         "'hlo2penguin check PATH...' runs every HLO module with control edges in files or XLA dump "
@@ -40,15 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "mlir = after link #2 (XLA's importer), flat-mlir = after link #3, "
                         "report = every HLO control edge and its fate, "
                         "dot = the Penguin program's data and dep edges as Graphviz DOT")
-    p.add_argument("--json", action="store_true", help="with --emit report: JSON instead of text")
+    p.add_argument("--json", action="store_true", help="with --emit report: JSON instead of text (with any "
+                                                        "other --emit it is a usage error)")
     p.add_argument("--check", action="store_true",
-                   help="exit 1 if any HLO control edge is lost or the program has a spurious dep edge")
+                   help="exit 1 if any HLO control edge is lost or the program has a spurious dep edge (not "
+                        "with --emit hlo, which stops before there is a program to judge)")
     add_chain_options(p)  # --no-flatten, --dialect, --scope, --keep-attributes, --bundle
-    p.add_argument("--debug-info", action="store_true", help="print MLIR locations (HLO names live there)")
+    p.add_argument("--debug-info", action="store_true",
+                   help="with --emit mlir or flat-mlir: print MLIR locations (HLO names live there)")
     p.add_argument("--plot", metavar="OUT.png|OUT.svg",
                    help="also draw the Penguin program's data and dep edges to a PNG or SVG file "
                         "(matplotlib; no Graphviz needed)")
-    p.add_argument("-q", "--quiet", action="store_true", help="do not print the edge summary on stderr")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="do not print the edge summary and warnings on stderr; with --check, a failure "
+                        "still prints its lost and spurious edges")
     p.add_argument("--version", action="store_true", help="print the version (and jax's) and exit")
     return p
 
@@ -63,14 +74,27 @@ def read_input(path: str | None) -> tuple[bytes | str, str]:
     return read_path(path), path  # UnreadableInput: "cannot read input 'PATH': REASON"
 
 
+def check_combination(args: argparse.Namespace) -> None:
+    """A flag the chosen output cannot use is a usage error, not silently
+    ignored: one line, before any work is done."""
+    if args.emit == "flat-mlir" and args.no_flatten:
+        raise UsageError("--emit flat-mlir shows link #3's output; it cannot go with --no-flatten")
+    if args.json and args.emit != "report":
+        raise UsageError(f"--json writes the report as JSON: it goes with --emit report, not --emit {args.emit}")
+    if args.check and args.emit == "hlo":
+        raise UsageError("--check judges the Penguin program, and --emit hlo stops after link #1: "
+                         "drop --check, or emit another stage")
+    if args.debug_info and args.emit not in ("mlir", "flat-mlir"):
+        raise UsageError(f"--debug-info prints MLIR locations: it goes with --emit mlir or flat-mlir, "
+                         f"not --emit {args.emit}")
+
+
 def run(args: argparse.Namespace):
     """The output text, the account to report once the output is written
     (link #1's for --emit hlo, else the chain's report) and the Penguin
     program (None for --emit hlo without --plot)."""
     from pipeline.chain.steps import Reify, run as run_chain
 
-    if args.emit == "flat-mlir" and args.no_flatten:
-        raise UsageError("--emit flat-mlir shows link #3's output; it cannot go with --no-flatten")
     data, source = read_input(args.input)
     stop_after = Reify.name if args.emit == "hlo" and args.plot is None else None
     chain = run_chain(data, stop_after=stop_after, **chain_options(args),
@@ -113,18 +137,21 @@ def stage_plot(path: str, program) -> str:
     return stage_file(path, render(program, plot_format(path), function=None), "plot")  # every function, every block
 
 
-def report(result) -> None:
+def report(result, *, failures_only: bool = False) -> None:
     """Edges in, edges out, on stderr: link #1's account for --emit hlo, the
     whole chain's report otherwise; a warning for each dropped or lost edge
-    and each spurious dep edge."""
+    and each spurious dep edge. `failures_only` (--quiet on a failed
+    --check): the lost and spurious edges alone, the reason for exit 1."""
     from passes.hlo.preserve_control_deps import PreserveControlDeps
     from pipeline.verifier.report import Report
 
     for edge in result.edges:
-        if edge.fate in (Fate.DROPPED, Fate.LOST):
+        if edge.fate is Fate.LOST or (edge.fate is Fate.DROPPED and not failures_only):
             print(f"{PROG}: warning: {edge}", file=sys.stderr)
     for edge in getattr(result, "spurious", ()):
         print(f"{PROG}: warning: {edge}", file=sys.stderr)
+    if failures_only:
+        return
     stage = "chain" if isinstance(result, Report) else PreserveControlDeps.name
     print(f"{PROG}: {stage}: {result.summary()}", file=sys.stderr)
 
@@ -147,6 +174,7 @@ def _main(argv: list[str]) -> int:
     if args.version:
         print(version_line(PROG))
         return 0
+    check_combination(args)
     if args.plot is not None:
         plot_format(args.plot)  # a bad name fails before the chain runs
     xla_child.start_early()  # XLA's child loads jaxlib while this process imports the chain
@@ -164,11 +192,14 @@ def _main(argv: list[str]) -> int:
     if staged:
         commit_file(staged, args.plot, "plot")
     # Only after the output is written: a failed run says one line, the error.
-    if not args.quiet:
+    failed = args.check and not result.ok
+    if args.emit == "report" and args.output is None:
+        pass  # the report is on stdout already: stderr does not repeat it
+    elif not args.quiet:
         report(result)
-    if args.check and args.emit != "hlo" and not result.ok:
-        return 1
-    return 0
+    elif failed:
+        report(result, failures_only=True)  # quiet hides the summary, never why the exit is 1
+    return 1 if failed else 0
 
 
 def verify_main(argv: list[str]) -> int:
@@ -187,14 +218,23 @@ def _verify(argv: list[str]) -> int:
         "dep edge no HLO edge accounts for. Exit 1 if an edge is lost or a dep edge is spurious."))
     parser.add_argument("module", metavar="MODULE", help="the HLO text the program came from")
     parser.add_argument("program", metavar="PROGRAM.py", help="the Penguin program (it is run)")
+    parser.add_argument("-o", "--output", metavar="OUT", help="write the report here instead of standard output")
     parser.add_argument("--json", action="store_true", help="the report as JSON")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="write only the lost and spurious edges (nothing when the program holds), "
+                             "no summary; the exit status says the verdict")
     args = parser.parse_args(argv)
+    if args.quiet and args.json:
+        raise UsageError("--quiet writes the failures alone; --json writes the whole report: choose one")
     # XLA parses in a child: it aborts the process on some bad modules
     result = verify(read_path(args.module), pathlib.Path(args.program), source=args.module, isolate=True)
     if args.json:
-        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+        text = json.dumps(result.as_dict(), indent=2) + "\n"
+    elif args.quiet:
+        text = "".join(f"{edge}\n" for edge in [*result.lost, *result.spurious])
     else:
-        sys.stdout.write("".join(f"{line}\n" for line in result.lines()) + result.summary() + "\n")
+        text = "".join(f"{line}\n" for line in result.lines()) + result.summary() + "\n"
+    write_output(args.output, text)
     return 0 if result.ok else 1
 
 
