@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from passes.collector import no_cyclic_gc
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, HAS_CONTROL_DEPS_VALUE, Fate
 from passes.hlo import direct
-from passes.hlo.ir import Computation, Instruction, Module, no_cyclic_gc
+from passes.hlo.ir import Computation, Instruction, Module
 from passes.hlo.kinds import (  # noqa: F401  (EdgeFate and the tests of an instruction are this pass's API too)
     NOT_PLAIN, EdgeFate, begins_async_pair, has_no_value_after_import, imports_as_future, is_buffer,
     is_structural, looked_through, opens_async_pair, pins_its_operands)

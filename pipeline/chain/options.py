@@ -35,7 +35,7 @@ class Options:
     pass's declaration, with the chain's own default where it differs."""
 
     flatten: bool = option(True, help="skip link #3, to see which edges it saves")
-    dialect: str = option(_DIALECT, choices=tuple(DIALECTS), help=f"dialect of links #2-#3 (default: {_DIALECT})")
+    dialect: str = option(_DIALECT, choices=tuple(DIALECTS), help=f"dialect of links #2-#4 (default: {_DIALECT})")
     scope: str = pass_option(
         FlattenControlDepTupleOperands, "scope", default="all",
         help="functions link #3 walks: all (default: after symbol-dce, main and the functions it calls), "

@@ -25,11 +25,12 @@ from jaxlib.mlir import ir
 from passes.control_dep import ControlDepError
 from passes.dialects import dialect
 from passes.hlo import Module, Parsed
-from passes.hlo.ir import no_cyclic_gc
+from passes.collector import no_cyclic_gc
 from passes.hlo.preserve_control_deps import PreserveControlDeps, PreserveResult
 from passes.hlo.view import view_of, write_back
 from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
+from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
 from pipeline.chain.options import Options
 from pipeline.chain.result import ChainResult, Snapshot, execute
@@ -91,7 +92,7 @@ class Reify:
     def run(self, work: Work) -> bool:
         with no_cyclic_gc():  # the view is many small objects and no cycles worth a collection
             work.module = view_of(work.parsed)
-            work.link1 = PreserveControlDeps(bundle=work.options.bundle).run(work.module)
+            work.link1 = PreserveControlDeps(**pass_values(work.options, PreserveControlDeps)).run(work.module)
             write_back(work.module)
         return work.link1.changed
 
@@ -165,8 +166,9 @@ class Flatten:
 
     def run(self, work: Work) -> bool:
         o = work.options
-        flatten = FlattenControlDepTupleOperands(dialect(o.dialect), o.scope, o.keep_attributes,
-                                                 until_unchanged=True)
+        # The chain's options the pass declares (`pass_option`), and until nothing changes.
+        flatten = FlattenControlDepTupleOperands(dialect(o.dialect), **{
+            **pass_values(o, FlattenControlDepTupleOperands), "until_unchanged": True})
         changed = flatten.run(work.mlir).changed
         if o.check:  # nothing rewrites it after link #3
             work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)

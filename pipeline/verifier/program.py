@@ -17,7 +17,7 @@ from __future__ import annotations
 import marshal
 import re
 
-from passes.hlo.ir import no_cyclic_gc
+from passes.collector import no_cyclic_gc
 
 _PIECE_LINES = 5_000
 # A line that can start a top-level statement of its own (not a clause like

@@ -299,7 +299,7 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
     program, or the path of a `.py` program (it is run). `link1`: link #1's
     own account, {(computation, pred, succ): edge}, shown beside each edge
     and never used to judge it. `isolate`: XLA parses in a child process."""
-    from passes.hlo.ir import no_cyclic_gc
+    from passes.collector import no_cyclic_gc
     from passes.hlo.parsed import Parsed
 
     text, where = (hlo, source or hlo.source or "<hlo>") if isinstance(hlo, Parsed) else _hlo_text(hlo, source)
