@@ -22,6 +22,7 @@ import sys
 
 from jaxlib.mlir import ir, passmanager
 
+from passes.errors import first_line
 from passes.mlir import BY_MNEMONIC, FlattenControlDepTupleOperands
 from passes.options import options, parse_element, split_top_level
 from pipeline.cli.support import (Parser, UsageError, add_option_flags, guarded, option_values, version_line,
@@ -136,7 +137,7 @@ def _first_diagnostic(err, diagnostics: list[str]) -> str:
         return f"{_short_location(d.location)}: {d.message}"
     if diagnostics:
         return diagnostics[0]
-    return str(err).splitlines()[0]
+    return first_line(err)
 
 
 def _short_location(location) -> str:
@@ -160,7 +161,7 @@ def build_pass_manager(context: ir.Context, pipeline: str | None, flags: list[st
                 try:
                     pm.add(element)
                 except ValueError as err:
-                    raise UsageError(f"pass pipeline: {str(err).splitlines()[0]}") from None
+                    raise UsageError(f"pass pipeline: {first_line(err)}") from None
     return pm
 
 
