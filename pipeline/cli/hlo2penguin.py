@@ -56,7 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --emit mlir or flat-mlir: print MLIR locations (HLO names live there)")
     p.add_argument("--plot", metavar="OUT.png|OUT.svg",
                    help="also draw the Penguin program's data and dep edges to a PNG or SVG file "
-                        "(matplotlib; no Graphviz needed)")
+                        "(matplotlib; no Graphviz needed): each function with a dep edge (the entry "
+                        "function if the program has none), a panel each, with a panel under it for "
+                        "each nested block where a dep edge starts or ends")
+    p.add_argument("--plot-function", metavar="NAME", action="append",
+                   help="with --plot: draw the function NAME instead (repeat for several); "
+                        "a name the program lacks is an error that lists its functions")
+    p.add_argument("--plot-nested", choices=("deps", "all", "none"), default="deps",
+                   help="with --plot: which nested blocks (a while's cond and body, a branch) get a "
+                        "panel under their function: deps = those where a dep edge starts or ends "
+                        "(default), all = every one, none = the functions' own blocks alone")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="do not print the edge summary and warnings on stderr; with --check, a failure "
                         "still prints its lost and spurious edges")
@@ -129,12 +138,22 @@ def plot_format(path: str) -> str:
     return ext
 
 
-def stage_plot(path: str, program) -> str:
-    """Draw the program into a temporary file beside `path`; `commit_file`
-    renames it into place once the output is written."""
-    from printer.penguin.drawing import render
+def stage_plot(args: argparse.Namespace, program) -> str:
+    """Draw the program into a temporary file beside --plot's path; `commit_file`
+    renames it into place once the output is written. The functions of
+    --plot-function, else each function with a dep edge, else the entry
+    function; the nested blocks --plot-nested names."""
+    from printer.penguin import drawing
 
-    return stage_file(path, render(program, plot_format(path), function=None), "plot")  # every function, every block
+    names = [f.name for f in program.functions]
+    for name in args.plot_function or ():
+        if name not in names:
+            raise UsageError(f"--plot-function: the program has no function {name!r} "
+                             f"(its functions: {', '.join(names) or 'none'})")
+    functions = args.plot_function or drawing.functions_with_deps(program) or \
+        [name for name in [drawing.entry_function(program)] if name is not None]
+    data = drawing.render(program, plot_format(args.plot), function=functions, nested=args.plot_nested)
+    return stage_file(args.plot, data, "plot")
 
 
 def report(result, *, failures_only: bool = False) -> None:
@@ -182,7 +201,7 @@ def _main(argv: list[str]) -> int:
         out, result, program = run(args)
     finally:
         xla_child.discard_early()  # not taken (the run failed before it started)
-    staged = stage_plot(args.plot, program) if args.plot is not None else None
+    staged = stage_plot(args, program) if args.plot is not None else None
     try:
         write_output(args.output, out)
     except BaseException:

@@ -5,6 +5,7 @@
     drawing.plot(result.module(), "graph.png")          # PNG or SVG, matplotlib only
     drawing.plot(result.module(), ax, function="main")  # into an Axes of your own
     fig = drawing.plot(result.module())                 # a new Figure (Jupyter shows it)
+    drawing.plot(m, "g.png", function=drawing.functions_with_deps(m), nested="deps")  # hlo2penguin --plot's picture
 
 Nodes are named by their HLO instruction names (an argument or a `return`,
 which have no HLO instruction of their own, or a name used twice, gets a
@@ -27,7 +28,7 @@ imports `printer.penguin.module` (an import ring, tests/test_imports.py).
 """
 
 from printer.penguin.drawing.dot import to_dot
-from printer.penguin.drawing.model import Graph, graph
+from printer.penguin.drawing.model import Graph, entry_function, functions_with_deps, graph
 from printer.penguin.drawing.canvas import PLOT_FORMATS, plot, render
 
-__all__ = ["to_dot", "plot", "render", "graph", "Graph", "PLOT_FORMATS"]
+__all__ = ["to_dot", "plot", "render", "graph", "Graph", "PLOT_FORMATS", "entry_function", "functions_with_deps"]

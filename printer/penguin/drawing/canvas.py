@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Sequence
 
 from printer.penguin.drawing.layout import BOX_H, FONT, Box, Panel, Route, Sheet, sheet
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
@@ -15,9 +16,10 @@ from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
 PLOT_FORMATS = ("png", "svg")
 
 
-def plot(module: Module, path_or_ax=None, function: str | None = "main", *, nested: str = "all",
-         dpi: int = 110):
-    """Draw the data and dep edges of `function` (every function if None).
+def plot(module: Module, path_or_ax=None, function: str | Sequence[str] | None = "main", *,
+         nested: str = "all", dpi: int = 110):
+    """Draw the data and dep edges of `function` (a name, a list of names, or
+    every function if None).
     Each block is a panel: the function's own first, then each nested block
     (`nested="all"`), only those where a dep edge starts or ends
     (`nested="deps"`), or none (`nested="none"`).
@@ -60,8 +62,8 @@ def plot(module: Module, path_or_ax=None, function: str | None = "main", *, nest
     return fig
 
 
-def render(module: Module, fmt: str = "png", function: str | None = "main", *, nested: str = "all",
-           dpi: int = 110) -> bytes:
+def render(module: Module, fmt: str = "png", function: str | Sequence[str] | None = "main", *,
+           nested: str = "all", dpi: int = 110) -> bytes:
     """The picture `plot` draws, as the bytes of a PNG or SVG file."""
     if fmt not in PLOT_FORMATS:
         raise ValueError(f"cannot plot as {fmt!r}: give one of {', '.join(PLOT_FORMATS)}")

@@ -6,6 +6,7 @@ unique, else by a qualified id (`_assign_ids`)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from passes.dialects import kind
@@ -80,19 +81,43 @@ def block_path(block: Block) -> str:
     return "/".join(reversed(parts))
 
 
-def _select(module: Module, function: str | None) -> list[Block]:
+def _select(module: Module, function: str | Sequence[str] | None) -> list[Block]:
+    """The functions named (one name or several, in the module's order), or every one if None."""
     if function is None:
         return list(module.functions)
-    chosen = [f for f in module.functions if f.name == function]
-    if not chosen:
-        have = ", ".join(f.name for f in module.functions) or "none"
-        raise ValueError(f"module {module.name} has no function {function!r} (functions: {have})")
-    return chosen
+    names = [function] if isinstance(function, str) else list(function)
+    for name in names:
+        if not any(f.name == name for f in module.functions):
+            have = ", ".join(f.name for f in module.functions) or "none"
+            raise ValueError(f"module {module.name} has no function {name!r} (functions: {have})")
+    return [f for f in module.functions if f.name in names]
 
 
-def graph(module: Module, function: str | None = None) -> Graph:
+def top_function(block: Block) -> Block:
+    """The function that holds `block` (itself, for a function)."""
+    while block.parent is not None:
+        block = block.parent.parent
+    return block
+
+
+def entry_function(module: Module) -> str | None:
+    """`main` if the module has it, else its last function (XLA prints ENTRY last); None without functions."""
+    names = [f.name for f in module.functions]
+    return "main" if "main" in names else (names[-1] if names else None)
+
+
+def functions_with_deps(module: Module) -> list[str]:
+    """The functions, in the module's order, in which a dep edge starts or
+    ends (in the function's own block or in one nested in it)."""
+    g = graph(module)
+    held = {id(top_function(n.block)) for e in g.dep_edges for n in (e.source, e.target)}
+    return [f.name for f in module.functions if id(f) in held]
+
+
+def graph(module: Module, function: str | Sequence[str] | None = None) -> Graph:
     """The nodes (arguments and instructions, nested blocks included) and the
-    data and dep edges of `function` (every function if None)."""
+    data and dep edges of `function` (a name, several names, or every
+    function if None)."""
     g = Graph(module, _select(module, function))
 
     def visit(block: Block):
