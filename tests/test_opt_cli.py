@@ -129,10 +129,23 @@ def test_text_input_flattens_main(tmp_path, capfd, dialect):
     assert "loc(" not in out  # no locations unless asked
 
 
-def test_wrong_twin_changes_nothing(stablehlo_file, capfd):
-    status, out, err = run_opt([str(stablehlo_file), FLAG["mhlo"]], capfd)
-    assert (status, err) == (0, "")
-    assert str(parse(out)) == str(parse(STABLEHLO_MODULE))
+def test_the_wrong_twin_is_a_usage_error_that_names_the_right_one(stablehlo_file, tmp_path, capfd):
+    # The MHLO pass would change nothing on StableHLO calls: said, not silently exit 0.
+    out_file = tmp_path / "out.mlir"
+    status, out, err = run_opt([str(stablehlo_file), FLAG["mhlo"], "-o", str(out_file)], capfd)
+    assert (status, out) == (2, "") and not out_file.exists()
+    calls = STABLEHLO_MODULE.count("@AwsNeuronControlDep")
+    assert err == ("hlo2penguin-opt: error: --flatten-control-dep-tuple-operands flattens mhlo.custom_call "
+                   f"@AwsNeuronControlDep calls, and the module has none (it has {calls} stablehlo.custom_call ones): "
+                   "use --stablehlo-flatten-control-dep-tuple-operands\n")
+
+
+def test_a_module_without_control_dep_calls_passes_through_either_twin(tmp_path, capfd):
+    plain = tmp_path / "plain.mlir"
+    plain.write_text("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n")
+    for flag in FLAG.values():
+        status, out, err = run_opt([str(plain), flag], capfd)
+        assert (status, err) == (0, "") and "func.func @main" in out
 
 
 def test_no_pass_prints_the_module_back(stablehlo_file, capfd):

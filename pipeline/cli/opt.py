@@ -22,6 +22,8 @@ import sys
 
 from jaxlib.mlir import ir, passmanager
 
+from passes.control_dep import CONTROL_DEP_TARGET, is_control_dep
+from passes.dialects import DIALECTS
 from passes.errors import first_line
 from passes.mlir import BY_MNEMONIC, FlattenControlDepTupleOperands
 from passes.options import options, parse_element, split_top_level
@@ -63,6 +65,8 @@ def _main(argv: list[str] | None) -> int:
         raise UsageError("give either pass flags or --pass-pipeline, not both")
     context = make_context()
     module = parse_input(args.input, context)
+    for mnemonic in dict.fromkeys(args.passes or []):
+        check_dialect(module, mnemonic)
     pm = build_pass_manager(context, args.pass_pipeline, args.passes or [], **option_values(args, options(FLATTEN)))
     run(pm, module)
     write_output(args.output, module.operation.get_asm(enable_debug_info=args.debug_info) + "\n")
@@ -180,6 +184,38 @@ def _split_pipeline(pipeline: str) -> list[tuple[str, str | None]]:
         else:
             out.append((element, None))
     return out
+
+
+def control_dep_calls(module: ir.Module) -> dict[str, int]:
+    """How many control-dep custom-calls the module holds, by dialect name."""
+    by_op = {d.custom_call: d.name for d in DIALECTS.values()}
+    found = dict.fromkeys(DIALECTS, 0)
+
+    def visit(op):
+        name = by_op.get(op.name)
+        if name is not None and is_control_dep(op):
+            found[name] += 1
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def check_dialect(module: ir.Module, mnemonic: str) -> None:
+    """A flatten flag for a dialect the module's control-dep calls are not
+    in would change nothing, silently (the MHLO pass on StableHLO): a usage
+    error that names the twin to use. A module with no control-dep call at
+    all is fine: there is nothing to flatten."""
+    wanted = BY_MNEMONIC[mnemonic]
+    found = control_dep_calls(module)
+    if found[wanted.name]:
+        return
+    others = [DIALECTS[name] for name, count in found.items() if count]
+    if others:
+        other = others[0]
+        raise UsageError(f"--{mnemonic} flattens {wanted.custom_call} @{CONTROL_DEP_TARGET} calls, and the module "
+                         f"has none (it has {found[other.name]} {other.custom_call} ones): "
+                         f"use --{other.flatten_mnemonic}")
 
 
 def run(pm: passmanager.PassManager, module: ir.Module) -> None:

@@ -1,5 +1,8 @@
-// RUN: hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands | filecheck %s
+// RUN: hlo2penguin-opt %s --pass-pipeline='builtin.module(stablehlo-flatten-control-dep-tuple-operands)' | filecheck %s
+// RUN: not hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands 2>&1 | filecheck %s --check-prefix=FLAG
 // Pins the twinning: the stablehlo pass leaves a mhlo module untouched; each twin matches only its own dialect's ops (spec: "MHLO vs StableHLO — the divergence").
+// As a flag, the wrong twin is a usage error that names the right one (it would change nothing, silently).
+// FLAG: hlo2penguin-opt: error: --stablehlo-flatten-control-dep-tuple-operands flattens stablehlo.custom_call @AwsNeuronControlDep calls, and the module has none (it has 1 mhlo.custom_call ones): use --flatten-control-dep-tuple-operands
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)
