@@ -111,3 +111,30 @@ def test_help_documents_the_plot_flags():
     text = " ".join(done.stdout.split())
     for word in ("--plot-function NAME", "--plot-nested {deps,all,none}"):
         assert word in text
+
+
+def test_a_png_plot_is_drawn_without_matplotlib(tmp_path):
+    """Pillow draws the PNG: matplotlib's import alone would cost more than the drawing."""
+    out = tmp_path / "graph.png"
+    code = ("import sys; from pipeline.cli.hlo2penguin import main; "
+            f"status = main([{str(NESTED)!r}, '-o', {str(tmp_path / 'out.py')!r}, '-q', '--plot', {str(out)!r}]); "
+            "print(status, 'matplotlib' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.stdout.split() == ["0", "False"], done.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_pillow_png_has_the_size_of_the_matplotlib_one(tmp_path):
+    import io
+
+    from PIL import Image
+
+    import pipeline
+    from printer.penguin import drawing
+
+    module = pipeline.run(NESTED.read_bytes(), isolate=False).module()
+    for nested in ("deps", "all"):
+        ours = Image.open(io.BytesIO(drawing.png(module, "main", nested=nested))).size
+        theirs = Image.open(io.BytesIO(drawing.render(module, "png", "main", nested=nested))).size
+        assert abs(ours[0] - theirs[0]) <= 1 and abs(ours[1] - theirs[1]) <= 1, (ours, theirs)

@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --emit mlir or flat-mlir: print MLIR locations (HLO names live there)")
     p.add_argument("--plot", metavar="OUT.png|OUT.svg",
                    help="also draw the Penguin program's data and dep edges to a PNG or SVG file "
-                        "(matplotlib; no Graphviz needed): each function with a dep edge (the entry "
+                        "(PNG with Pillow, SVG with matplotlib; no Graphviz needed): each function "
+                        "with a dep edge (the entry "
                         "function if the program has none), a panel each, with a panel under it for "
                         "each nested block where a dep edge starts or ends")
     p.add_argument("--plot-function", metavar="NAME", action="append",
@@ -152,7 +153,10 @@ def stage_plot(args: argparse.Namespace, program) -> str:
                              f"(its functions: {', '.join(names) or 'none'})")
     functions = args.plot_function or drawing.functions_with_deps(program) or \
         [name for name in [drawing.entry_function(program)] if name is not None]
-    data = drawing.render(program, plot_format(args.plot), function=functions, nested=args.plot_nested)
+    if plot_format(args.plot) == "png":  # Pillow alone: matplotlib's import would cost more than the drawing
+        data = drawing.png(program, function=functions, nested=args.plot_nested)
+    else:
+        data = drawing.render(program, "svg", function=functions, nested=args.plot_nested)
     return stage_file(args.plot, data, "plot")
 
 

@@ -6,6 +6,7 @@
     drawing.plot(result.module(), ax, function="main")  # into an Axes of your own
     fig = drawing.plot(result.module())                 # a new Figure (Jupyter shows it)
     drawing.plot(m, "g.png", function=drawing.functions_with_deps(m), nested="deps")  # hlo2penguin --plot's picture
+    data = drawing.png(m, function=None)                # PNG bytes drawn with Pillow alone: no matplotlib import
 
 Nodes are named by their HLO instruction names (an argument or a `return`,
 which have no HLO instruction of their own, or a name used twice, gets a
@@ -21,8 +22,10 @@ value captured from an enclosing block appears in the inner panel as a ghost
 node (`^name`, dashed). No Graphviz is needed.
 
 By role: `model` (the graph both pictures draw), `dot` (Graphviz DOT),
-`layout` (the layered layout: panels, boxes, routes) and `render`
-(matplotlib, imported on first use: the runtime needs numpy alone). A
+`layout` (the layered layout: panels, boxes, routes), `canvas` (matplotlib,
+imported on first use: the runtime needs numpy alone) and `raster` (the
+same layout as a PNG with Pillow alone, which imports in milliseconds:
+`hlo2penguin --plot OUT.png`). A
 Module draws itself with this package (`_repr_svg_`), so no module here
 imports `printer.penguin.module` (an import ring, tests/test_imports.py).
 """
@@ -30,5 +33,7 @@ imports `printer.penguin.module` (an import ring, tests/test_imports.py).
 from printer.penguin.drawing.dot import to_dot
 from printer.penguin.drawing.model import Graph, entry_function, functions_with_deps, graph
 from printer.penguin.drawing.canvas import PLOT_FORMATS, plot, render
+from printer.penguin.drawing.raster import png
 
-__all__ = ["to_dot", "plot", "render", "graph", "Graph", "PLOT_FORMATS", "entry_function", "functions_with_deps"]
+__all__ = ["to_dot", "plot", "render", "png", "graph", "Graph", "PLOT_FORMATS", "entry_function",
+           "functions_with_deps"]

@@ -8,7 +8,7 @@ import io
 import os
 from collections.abc import Sequence
 
-from printer.penguin.drawing.layout import BOX_H, FONT, Box, Panel, Route, Sheet, sheet
+from printer.penguin.drawing.layout import BOX_H, FONT, Box, Panel, Route, Sheet, route_curve, sheet
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
 
 # `Module` is named in annotations only (see model.py).
@@ -195,22 +195,8 @@ class Canvas:
 
 
 def _route_path(r: Route, top: float):
-    """Source's right side → across each waypoint's column → target's left
-    side, with horizontal tangents: a smooth left-to-right curve."""
+    """The route's curve (`layout.route_curve`) as a matplotlib Path."""
     from matplotlib.path import Path
 
-    s, d = r.source, r.target
-    points = [(s.x + s.w / 2, top + s.y + r.out_port)]
-    for w in r.waypoints:
-        points += [(w.x - w.w / 2, top + w.y), (w.x + w.w / 2, top + w.y)]
-    points.append((d.x - d.w / 2, top + d.y + r.in_port))
-    verts, codes = [points[0]], [Path.MOVETO]
-    for i, (a, b) in enumerate(zip(points, points[1:])):
-        if i % 2 == 1:  # across a waypoint's column: straight
-            verts.append(b)
-            codes.append(Path.LINETO)
-            continue
-        mid = (b[0] - a[0]) / 2
-        verts += [(a[0] + mid, a[1]), (b[0] - mid, b[1]), b]
-        codes += [Path.CURVE4] * 3
-    return Path(verts, codes)
+    verts, codes = route_curve(r, top)
+    return Path(verts, [{"M": Path.MOVETO, "L": Path.LINETO, "C": Path.CURVE4}[c] for c in codes])

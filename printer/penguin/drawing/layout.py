@@ -362,3 +362,24 @@ def _isotonic(column: list[Box], desired: list[float]) -> None:
 def _text_width(text: str) -> float:
     return len(text) * CHAR
 
+
+def route_curve(r: Route, top: float) -> tuple[list[tuple[float, float]], list[str]]:
+    """A forward route's vertices and their codes (M move, L line, C a cubic
+    Bézier's control or end point): source's right side → across each
+    waypoint's column → target's left side, with horizontal tangents, a
+    smooth left-to-right curve. `top`: the y of the panel's first row."""
+    s, d = r.source, r.target
+    points = [(s.x + s.w / 2, top + s.y + r.out_port)]
+    for w in r.waypoints:
+        points += [(w.x - w.w / 2, top + w.y), (w.x + w.w / 2, top + w.y)]
+    points.append((d.x - d.w / 2, top + d.y + r.in_port))
+    verts, codes = [points[0]], ["M"]
+    for i, (a, b) in enumerate(zip(points, points[1:])):
+        if i % 2 == 1:  # across a waypoint's column: straight
+            verts.append(b)
+            codes.append("L")
+            continue
+        mid = (b[0] - a[0]) / 2
+        verts += [(a[0] + mid, a[1]), (b[0] - mid, b[1]), b]
+        codes += ["C"] * 3
+    return verts, codes
