@@ -1,18 +1,38 @@
-"""The chain end to end: sources, link #2 (import), `run()`, the verifier
-(`verify()`) and its report, CLI."""
+"""The chain end to end, HLO → Penguin program, and its proof.
+
+    import pipeline
+    result = pipeline.run("module.txt")                      # links #1-#4 and the check
+    report = pipeline.verify("module.txt", "program.py")     # any program against its HLO
+
+`run`, `verify`, `Options`, `ChainResult` and `Report` are the chain's own
+objects (`pipeline.chain.steps.run`, `pipeline.verifier.verify.verify`, …),
+imported on first use: `hlo2penguin --help` does not pay for jaxlib.
+`pipeline.testing.assert_round_trip` is for users' own tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# name → the module that defines it
+_EXPORTS = {
+    "run": "pipeline.chain.steps",
+    "Options": "pipeline.chain.options",
+    "ChainResult": "pipeline.chain.result",
+    "verify": "pipeline.verifier.verify",
+    "Report": "pipeline.verifier.report",
+}
+
+__all__ = list(_EXPORTS)
 
 
-def run(*args, **kwargs):
-    """`pipeline.chain.steps.run`: links #1-#4 and the invariant (imported lazily:
-    the CLI's --help should not pay for jaxlib)."""
-    from pipeline.chain.steps import run as _run
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
 
-    return _run(*args, **kwargs)
 
-
-def verify(*args, **kwargs):
-    """`pipeline.verifier.verify.verify`: the independent verifier of a Penguin program
-    against its HLO (see that module)."""
-    from pipeline.verifier.verify import verify as _verify
-
-    return _verify(*args, **kwargs)
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -18,6 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
+from pipeline.chain.options import takes_options
 from pipeline.chain.result import ChainResult
 from pipeline.chain.steps import run
 from pipeline.chain.sources import text_of
@@ -27,15 +28,20 @@ __all__ = ["assert_round_trip", "differences", "xla_outputs"]
 RTOL = ATOL = 1e-5  # XLA:CPU's last bits differ between CPUs (with or without AVX-512)
 
 
+@takes_options
 def assert_round_trip(hlo, *, inputs: Sequence | None = None, expected: Sequence | None = None,
                       rtol: float = RTOL, atol: float = ATOL, **chain_options) -> ChainResult:
-    """Run the chain on `hlo` (a path, HLO text or a captured module) with `chain_options` (`dialect=`, `bundle=`,
-    `flatten=`, ...) and return its result. Raise AssertionError listing
+    """Run the chain on `hlo` (a path, HLO text or a captured module) with
+    the chain's options and return its result. Raise AssertionError listing
     every HLO control edge lost (with the link that lost it) and every
     spurious dep edge; with `inputs`, also a result of the executed program
     that differs from `expected`, by default what XLA:CPU computes from the
     original HLO (floats within rtol/atol, everything else exactly). Bad
-    input raises the chain's own one-line error, not AssertionError."""
+    input raises the chain's own one-line error, not AssertionError.
+
+        def test_my_module_round_trips():
+            assert_round_trip("my_module.txt", inputs=[np.ones(4, np.float32)], dialect="mhlo")
+    """
     if chain_options.get("check") is False:
         raise TypeError("assert_round_trip needs the chain's check: do not pass check=False")
     original = text_of(hlo, chain_options.get("source_name"))[0]

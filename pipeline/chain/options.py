@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import textwrap
+import typing
 from dataclasses import dataclass
 
 from passes.dialects import DIALECTS, dialect
@@ -10,29 +14,29 @@ from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import option, pass_option, pass_values
 
 _DIALECT = next(iter(DIALECTS))  # the table's first
+_DOC = "doc"
+
+
+def keyword(default, doc: str):
+    """A field of `Options` that is a keyword of `pipeline.run` and no
+    command-line flag: `doc` says what it does in `run`'s help."""
+    return dataclasses.field(default=default, metadata={_DOC: doc})
 
 
 @dataclass(frozen=True)
 class Options:
-    """How the chain runs.
+    """How the chain runs: `pipeline.run(source, Options(...))`, or the same
+    names as keywords (`pipeline.run(source, dialect="mhlo")`).
 
-    `reify=False` skips link #1 and `flatten=False` skips link #3, to show
-    what each prevents. `scope` is the functions link #3 walks: the chain
-    walks "all" of them, which after link #2's symbol-dce are `main` and the
-    functions it calls (a GPU command buffer, XLA CPU's outlined loops); with
-    "main", the pass's own default, a tuple-shaped predecessor in a called
-    function stays bundled. `keep_attributes`: link #3 keeps the rebuilt
-    calls' attributes. `isolate`: XLA's parser and importer run in a child
-    process (XLA aborts the process on some input). `debug_info` prints
-    locations (the HLO names) in the MLIR artifacts. `check=False` stops at
-    the Penguin source: no execution, no report (the benchmarks' P3).
-    `source_name` names the input in errors (default: the path, `<hlo
-    text>`, or the module's name).
-
-    The fields made by `option` or `pass_option` are the flags of
+    The fields made by `option` or `pass_option` are also the flags of
     `hlo2penguin` and `hlo2penguin check`, in this order
     (`pipeline.cli.support.add_chain_options`); those of a pass are that
-    pass's declaration, with the chain's own default where it differs."""
+    pass's declaration, with the chain's own default where it differs (the
+    chain's link #3 walks every function: after link #2's symbol-dce that
+    is `main` and the functions it calls, a GPU command buffer or XLA
+    CPU's outlined loops; with "main", the pass's own default, a
+    tuple-shaped predecessor in a called function stays bundled). The
+    fields made by `keyword` are the API's alone."""
 
     flatten: bool = option(True, help="skip link #3, to see which edges it saves")
     dialect: str = option(_DIALECT, choices=tuple(DIALECTS), help=f"dialect of links #2-#4 (default: {_DIALECT})")
@@ -42,13 +46,48 @@ class Options:
              "main (the pass's own default), first (the binary's reading)")
     keep_attributes: bool = pass_option(FlattenControlDepTupleOperands, "keep_attributes", link="link #3")
     bundle: bool = pass_option(PreserveControlDeps, "bundle", link="link #1")
-    reify: bool = True
-    isolate: bool = True
-    debug_info: bool = True
-    check: bool = True
-    source_name: str | None = None
+    reify: bool = keyword(True, "False skips link #1, to show what it prevents (the importer drops "
+                               "control-predecessors)")
+    isolate: bool = keyword(True, "XLA's parser and importer run in a child process (XLA aborts the process "
+                                  "on some input)")
+    debug_info: bool = keyword(True, "locations (the HLO names) in the MLIR the result prints")
+    check: bool = keyword(True, "False stops at the Penguin source: no execution, no report (the "
+                                "benchmarks' P3)")
+    source_name: str | None = keyword(None, "the input's name in errors (default: the path, `<hlo text>`, or "
+                                            "the module's name)")
 
     def __post_init__(self):  # before any work: UnknownDialect, FlattenError
         row = dialect(self.dialect)
         if self.flatten:  # the pass holds its options to their declarations
             FlattenControlDepTupleOperands(row, **pass_values(self, FlattenControlDepTupleOperands))
+
+
+def option_lines() -> list[str]:
+    """Each field of `Options` as `name: type = default`, then what it does."""
+    hints = typing.get_type_hints(Options)
+    lines = []
+    for f in dataclasses.fields(Options):
+        kind = getattr(hints[f.name], "__name__", None) or str(hints[f.name]).replace("typing.", "")
+        said = f.metadata.get("help")
+        if said is not None and f.default is True:  # the help is its --no-NAME flag's
+            said = f"False: {said}"
+        lines.append(f"    {f.name}: {kind} = {f.default!r}")
+        lines += textwrap.wrap(said or f.metadata[_DOC], 96, initial_indent=" " * 8, subsequent_indent=" " * 8)
+    return lines
+
+
+def takes_options(fn):
+    """`fn`, whose `**overrides` are the fields of `Options`, with those
+    fields in its signature (by name, typed, with their defaults) and listed
+    in its docstring: `help(pipeline.run)` shows them, from this one
+    declaration."""
+    signature = inspect.signature(fn)
+    hints = typing.get_type_hints(Options)
+    taken = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    names = {p.name for p in taken}
+    taken += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=hints[f.name])
+              for f in dataclasses.fields(Options) if f.name not in names]
+    fn.__signature__ = signature.replace(parameters=taken)
+    fn.__doc__ = (inspect.cleandoc(fn.__doc__ or "") + "\n\nOptions (keywords, or fields of `Options`):\n"
+                  + "\n".join(option_lines()) + "\n")
+    return fn

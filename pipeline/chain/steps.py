@@ -32,7 +32,7 @@ from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
-from pipeline.chain.options import Options
+from pipeline.chain.options import Options, takes_options
 from pipeline.chain.result import ChainResult, Snapshot, execute
 from pipeline.chain.sources import load
 from pipeline.verifier.report import Report
@@ -216,16 +216,23 @@ def steps(options: Options, stop_after: str | None = None) -> list:
     return chain[:names.index(last) + 1]
 
 
+@takes_options
 def run(source, options: Options | None = None, *, stop_after: str | None = None,
         timings: dict | None = None, **overrides) -> ChainResult:
     """Run the chain on `source` (a path, HLO text or a captured module) and
-    check the invariant on the executed program.
-    Options come as an `Options`, as keywords (`dialect="mhlo"`), or both.
-    `stop_after` names the last step (link #1's output is always written).
-    `timings`, if given, receives the seconds each step took. Bad input raises
-    a `passes.errors.ChainError` (HloSyntaxError, XlaRejected, ImportFailed,
-    ControlDepError, UnreadableInput, UnknownDialect, FlattenError): one line
-    that names the place."""
+    check the invariant on the executed program: every control edge of the
+    HLO is a dep edge of the Penguin program, or ordered by its data.
+
+        result = pipeline.run("module.txt", dialect="mhlo")
+        result.report.ok, result.report.lost    # the verdict; each lost edge names the link to blame
+        result.penguin_source                   # the program; result.module() runs it
+
+    Options come as an `Options`, as keywords, or both (keywords win).
+    `stop_after` names the last step (`steps()`; link #1's output is always
+    written). `timings`, if given, receives the seconds each step took. Bad
+    input raises a `passes.errors.ChainError` (HloSyntaxError, XlaRejected,
+    ImportFailed, ControlDepError, UnreadableInput, UnknownDialect,
+    FlattenError): one line that names the place."""
     options = dataclasses.replace(options or Options(), **overrides) if overrides else (options or Options())
     work = Work(source, options)
     chain = steps(options, stop_after)

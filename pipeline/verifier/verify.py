@@ -292,8 +292,15 @@ def _block_computation(block) -> str | None:
 
 def verify(hlo, program, *, source: str | None = None, link1: dict | None = None,
            isolate: bool = False) -> Report:
-    """Check a Penguin program against the HLO it came from.
+    """Check a Penguin program against the HLO it came from, from these two
+    alone: each control edge of the HLO (read by XLA's parser) and its fate
+    in the executed program, and each dep edge no HLO edge accounts for.
 
+        report = pipeline.verify("module.txt", "program.py")
+        report.ok                 # no edge lost, no spurious dep edge
+        print(report.summary())   # 3 HLO control edge(s): 3 preserved, ...
+
+    A program made from another module is a VerifyError that says so.
     `hlo`: HLO text, bytes, a path, or XLA's parse of it (a
     `passes.hlo.Parsed`). `program`: a Penguin `Module`, the source of a
     program, or the path of a `.py` program (it is run). `link1`: link #1's
@@ -317,7 +324,7 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
             raise VerifyError(str(err)) from None
     with no_cyclic_gc():
         try:
-            report = _verdict(read_hlo(text, where), module, link1)
+            report = _verdict(read_hlo(text, where), module, link1, text.proto.name, where)
             report.notes += [f"%{c}: the names are XLA's, not as written (its definitions could not be matched "
                              f"with XLA's instructions: two on one line?)" for c in text.names.unaligned]
             with_edges = {e[0] for e in text.control_edges()} if text.names.made_by_xla else set()
@@ -329,9 +336,11 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
             _reading.cache_clear()
 
 
-def _verdict(computations: dict[str, list[HloInstruction]], module, link1: dict | None) -> Report:
+def _verdict(computations: dict[str, list[HloInstruction]], module, link1: dict | None,
+             hlo_name: str = "", where: str = "<hlo>") -> Report:
     """Each HLO control edge's fate, and the program's spurious dep edges."""
     prog = _Program(module, {c: {i.name for i in instrs} for c, instrs in computations.items()})
+    _refuse_another_modules_program(computations, prog, module.name, hlo_name, where)
     report = Report(dep_edges=len(module.dependencies))
     allowed: set[tuple[str, str, str]] = set()
     for computation, instrs in computations.items():
@@ -357,6 +366,24 @@ def _verdict(computations: dict[str, list[HloInstruction]], module, link1: dict 
             else:
                 report.spurious.append(SpuriousEdge(*key))
     return report
+
+
+def _refuse_another_modules_program(computations: dict[str, list[HloInstruction]], prog: _Program,
+                                    program_module: str, hlo_module: str, where: str) -> None:
+    """A program made from another module builds a module of another name
+    and holds none of the instructions this module's control edges join:
+    say so, rather than report every edge lost. (A program of this module
+    keeps each instruction an edge joins, whatever became of the edge, and
+    the module's name.)"""
+    if program_module == hlo_module:
+        return
+    ends = {(c, i.name) for c, instrs in computations.items() for s in instrs if s.predecessors
+            for i in (s, *s.predecessors)}
+    if not ends or any(end in prog.nodes or end in prog.arguments for end in ends):
+        return
+    raise VerifyError(f"{where}: the program was not made from this module (it builds module '{program_module}', "
+                      f"this is '{hlo_module}'): it has none of the {len(ends)} instructions this module's control "
+                      f"edges join; verify it against the module it was made from")
 
 
 def _name(node) -> str:
