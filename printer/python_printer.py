@@ -3,7 +3,8 @@ Python program that builds the Penguin graph.
 
 Every op becomes one `block.op(...)` line through a small emitter chosen by op
 name, with a generic fallback, so no op is refused. Penguin instruction names
-are the HLO instruction names that link #2 keeps in locations. Attributes are
+are the HLO instruction names that link #2 keeps in locations, planned for the
+whole module before the first line (`printer.naming`). Attributes are
 written as Python values (`printer.attributes`: a constant as `dense(…)`,
 dimensions as tuples, 'LT'), so that `Module.execute` can run the program.
 
@@ -26,7 +27,6 @@ element: the failure the flatten pass (link #3) exists to prevent.
 from __future__ import annotations
 
 import builtins
-import itertools
 import keyword
 import re
 import types
@@ -35,9 +35,10 @@ from typing import Callable
 from jaxlib.mlir import ir
 
 from passes.control_dep import HAS_CONTROL_DEPS, check_operands, is_control_dep, ordered_ops
-from passes.dialects import CUSTOM_CALL_OPS, FUNC_FUNC, IF_OPS, RETURN_OPS, STRUCTURAL_OPS, WHILE_OPS
+from passes.dialects import CUSTOM_CALL_OPS, FUNC_FUNC, IF_OPS, RETURN_OPS, WHILE_OPS
 from passes.locations import hlo_name
 from printer.attributes import attribute_source
+from printer.naming import NamePlan, plan_names
 
 # Region names by op, for readable programs; other ops get region0, region1…
 REGION_NAMES = {**{op: ("cond", "body") for op in WHILE_OPS}, **{op: ("true", "false") for op in IF_OPS}}
@@ -74,8 +75,7 @@ class _Printer:
         self.edges: list[str] = []
         self.values: dict = {}  # MLIR value → Python expression
         self.variables: set[str] = {"module", "Module", "T", "dense", "Dependency"}  # the program's own names
-        self.names: dict = {}       # MLIR op → (Penguin name, computation), planned by _plan_names
-        self.dep_target: dict = {}  # helper op → the op that carries its instruction's HLO name (edges go there)
+        self.plan = NamePlan({}, {})  # each op's Penguin name and computation, and where helper ops' edges go
         self.suffixes: dict[str, int] = {}  # variable base → last numeric suffix used
         self.op_variables: dict = {}  # MLIR op → its Penguin instruction's variable
         self.pending: list = []       # (predecessor variables or ops, control-dep call)
@@ -93,7 +93,7 @@ class _Printer:
             "",
             f"module = Module({name!r})",
         ]
-        self.names, self.dep_target = _plan_names(module, self.hlo_names)
+        self.plan = plan_names(module, self.hlo_names)
         for fn in module.body.operations:
             if fn.operation.name == FUNC_FUNC:
                 self.function(fn.operation)
@@ -149,10 +149,10 @@ class _Printer:
     def block_computation(self, block: ir.Block, var: str) -> str:
         """`, computation='c'` for a block whose first named op is of `c`: the
         block's default, which its ops then need not repeat (most share it)."""
-        names = self.names
+        names = self.plan.names
         computation = None
         for op in block.operations:
-            planned = names.get(op.operation)
+            planned = names.get(op.operation)  # (Penguin name, computation)
             if planned is not None and planned[1] is not None:
                 computation = planned[1]
                 break
@@ -166,8 +166,8 @@ class _Printer:
     # -- naming --------------------------------------------------------------
 
     def instruction_name(self, op: ir.Operation) -> tuple[str, str | None]:
-        """The Penguin name (the HLO name, or a derived one) and the HLO computation."""
-        return self.names[op]
+        """The Penguin name (the HLO name, or a derived one) and the HLO computation (`printer.naming`)."""
+        return self.plan.names[op]
 
     def argument_names(self, op: ir.Operation, region: int, block: ir.Block) -> list[str]:
         """The HLO names of a block's arguments (`arg<i>` where none), the block in region #`region` of `op`."""
@@ -227,10 +227,11 @@ class _Printer:
         instruction that defines it, or, for a helper op of an instruction
         (not a tuple/get_tuple_element), the op that carries the HLO name,
         whose variable `control_deps` looks up once everything is printed."""
-        if self.dep_target:  # reading the owner costs; most modules have no helper ops
+        dep_target = self.plan.dep_target
+        if dep_target:  # reading the owner costs; most modules have no helper ops
             owner = value.owner
             if not isinstance(owner, ir.Block):
-                target = self.dep_target.get(owner.operation)
+                target = dep_target.get(owner.operation)
                 if target is not None:
                     return target
         return _node(self.operand(value))
@@ -241,10 +242,11 @@ class _Printer:
         result several times (a while reads each element of an unpacked
         tuple), and two calls can carry the same pair."""
         written: set[tuple[str, str]] = set()
+        dep_target = self.plan.dep_target
         for preds, call in self.pending:
             pred_vars = list(dict.fromkeys(p if isinstance(p, str) else self.op_variables[p] for p in preds))
             for succ in ordered_ops(call):
-                succ_var = self.op_variables[self.dep_target.get(succ, succ)]
+                succ_var = self.op_variables[dep_target.get(succ, succ)]
                 for pred in pred_vars:
                     if (pred, succ_var) not in written:
                         written.add((pred, succ_var))
@@ -280,146 +282,6 @@ def _is_builtin(name: str) -> bool:
 
 
 _MODULE_ATTRIBUTES = frozenset(dir(types.ModuleType))
-
-
-def _kind(op: ir.Operation) -> str:
-    """The last part of the op's name, for the names of an instruction's helper ops."""
-    return op.name.rsplit(".", 1)[-1]
-
-
-def _plan_names(module: ir.Module, hlo_names=None) -> tuple[dict, dict]:
-    """The Penguin name and computation of every op the printer names, and
-    for each helper op the op its dependency edges go to.
-
-    HLO names are unique per computation, not per MLIR function: the importer
-    inlines conditional branches, while conditions and bodies, reducers… into
-    regions of their caller's function. So an op is identified by (computation,
-    name) and by the region instance it sits in (a computation inlined twice,
-    a reducer shared by two reduces, is two instances of the same
-    instructions: both keep their names).
-
-    Where the importer turns one HLO instruction into several ops (a shape
-    constant beside `rng`, a concatenate beside `dynamic_reshape`, the op an
-    async start wraps in its region or in a function of its own, the
-    get_tuple_elements it makes at a tuple-shaped op's location), the op that
-    yields the instruction's value takes the HLO name: the outermost, not a
-    tuple/get_tuple_element, whose result is used outside the instruction (the
-    last such). The others get `name:kind` (`rng0:constant`), which no HLO
-    name can be: HLO names are `[A-Za-z0-9_][A-Za-z0-9_.-]*`. An op with no
-    HLO name gets `kind#N`, which none can be either."""
-    name_of = hlo_names.of if hlo_names is not None else (lambda op: hlo_name(op.location))
-    names: dict = {}
-    groups: dict[tuple, list] = {}       # (name, computation, instance) → ops, in printing order
-    inner: set = set()                   # ops nested in an op (or function) of their own instruction
-    wrappers: dict[str, tuple] = {}      # function symbol → key, for a function made for one instruction
-    calls: set = set()                   # the control-dep calls, which are no Penguin instructions
-    counter = 0
-    instances = itertools.count()        # a fresh token per block: one instance of a computation
-
-    def visit(block, fn_name: str, enclosing: tuple | None) -> None:
-        nonlocal counter
-        instance = next(instances)
-        for op in block.operations:
-            op = op.operation
-            op_name = op.name
-            if op_name in RETURN_OPS:
-                continue
-            if op_name in CUSTOM_CALL_OPS and is_control_dep(op):  # the recognizer reads attributes: calls only
-                calls.add(op)
-            name, computation = name_of(op)
-            key = None
-            if name is None:
-                if op not in calls:
-                    counter += 1
-                    names[op] = (f"{_kind(op)}#{counter}", None)
-            else:
-                if enclosing is not None and enclosing[:2] == (name, computation):
-                    key = enclosing
-                    inner.add(op)
-                elif computation is None:  # a plain loc("name"): the function stands in for the computation
-                    key = (name, None, ("function", fn_name))
-                else:
-                    key = (name, computation, instance)
-                groups.setdefault(key, []).append(op)
-            for region in op.regions:
-                for child in region.blocks:
-                    visit(child, fn_name, key)
-
-    for fn in module.body.operations:
-        fn = fn.operation
-        if fn.name != FUNC_FUNC:
-            continue
-        symbol = ir.StringAttr(fn.attributes["sym_name"]).value
-        name, computation = name_of(fn)
-        key = None
-        if name is not None and computation is not None:  # made for one instruction (copy-start's @copy_)
-            key = wrappers[symbol] = (name, computation, ("function", symbol))
-        visit(fn.regions[0].blocks[0], symbol, key)
-
-    # A function made for one instruction belongs to the op that refers to it.
-    wrapped_names = {key[:2] for key in wrappers.values()}
-    for key in [k for k in groups if k[:2] in wrapped_names]:
-        ops = groups.get(key)
-        for op in list(ops or ()):
-            for attr_name in op.attributes:
-                attr = op.attributes[attr_name]  # downcast by the bindings
-                if not isinstance(attr, ir.FlatSymbolRefAttr):
-                    continue
-                wrapped = wrappers.get(attr.value)
-                if wrapped is not None and wrapped[:2] == key[:2] and wrapped in groups and wrapped != key:
-                    moved = groups.pop(wrapped)
-                    inner.update(moved)
-                    ops.extend(moved)
-
-    dep_target: dict = {}
-    for key, ops in groups.items():
-        name, computation = key[0], key[1]
-        if len(ops) == 1:  # most instructions: one op, which takes the name
-            if ops[0] not in calls:
-                names[ops[0]] = (name, computation)
-            continue
-        primary = _value_op(ops, inner, calls)
-        taken: dict[str, int] = {}
-        for op in ops:
-            if op in calls:
-                continue
-            if primary is not None and op == primary:
-                names[op] = (name, computation)
-                continue
-            derived = f"{name}:{_kind(op)}"
-            uses = taken[derived] = taken.get(derived, 0) + 1
-            names[op] = (derived + (f".{uses}" if uses > 1 else ""), computation)
-            if primary is not None and op.name not in STRUCTURAL_OPS:
-                # A tuple/get_tuple_element is looked through, not redirected: a
-                # predecessor still bundled in a tuple stays the tuple (link #3's case).
-                dep_target[op] = primary
-    return names, dep_target
-
-
-def _value_op(ops: list, inner: set, calls: set):
-    """Among the ops carrying one instruction's name, the one that yields its
-    value (None if only importer-made tuples/get_tuple_elements beside a
-    control-dep call carry it). `calls` holds the control-dep calls."""
-    printable = [op for op in ops if op not in calls]
-    outer = [op for op in printable if op not in inner] or printable
-    if len(printable) < len(ops) or any(op.name not in STRUCTURAL_OPS for op in printable):
-        candidates = [op for op in outer if op.name not in STRUCTURAL_OPS]  # tuples/gtes are the importer's
-    else:
-        candidates = outer  # the HLO instruction is itself a tuple or get-tuple-element
-    if not candidates:
-        return None
-    members = set(ops)
-
-    def escapes(op) -> bool:
-        for result in op.results:
-            for use in result.uses:
-                user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-                if user not in members:
-                    return True
-        return False
-
-    escaping = [op for op in candidates if escapes(op)]
-    return (escaping or candidates)[-1]
 
 
 def _escape_doc(text: str) -> str:
