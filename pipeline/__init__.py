@@ -7,12 +7,19 @@
 `run`, `verify`, `Options`, `ChainResult` and `Report` are the chain's own
 objects (`pipeline.chain.steps.run`, `pipeline.verifier.verify.verify`, …),
 imported on first use: `hlo2penguin --help` does not pay for jaxlib.
-`pipeline.testing.assert_round_trip` is for users' own tests.
+`pipeline.testing.assert_round_trip` is for users' own tests. XLA's INFO
+log lines are off unless TF_CPP_MIN_LOG_LEVEL says otherwise.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+
+# XLA's INFO log lines (the CPU client's device count, each dump's path) say
+# nothing a user of the chain needs; warnings and errors still print. A value
+# the user set wins; it takes effect if `pipeline` is imported before jaxlib.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 # name → the module that defines it
 _EXPORTS = {

@@ -73,3 +73,26 @@ def test_the_package_names_its_api():
     assert pipeline.run.__module__ == "pipeline.chain.steps"
     with pytest.raises(AttributeError):
         pipeline.no_such_thing
+
+
+_CAPTURE = ("import numpy as np; from pipeline.chain.sources import from_jax; "
+            "from_jax(lambda x: x * 2, np.ones(4, np.float32))")
+
+
+def _capture_stderr(env_level: str | None) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    if env_level is not None:
+        env["TF_CPP_MIN_LOG_LEVEL"] = env_level
+    done = subprocess.run([sys.executable, "-c", _CAPTURE], capture_output=True, text=True, env=env, timeout=300,
+                          check=True)
+    return done.stderr
+
+
+def test_from_jax_prints_no_xla_info_lines_unless_asked():
+    assert "pjrt_client.cc" not in _capture_stderr(None) and "dump.cc" not in _capture_stderr(None)
+    # The user's own setting wins: XLA's INFO lines come back.
+    assert "dump.cc" in _capture_stderr("0")
