@@ -52,6 +52,11 @@ EMITTERS: dict[str, Emitter] = {}
 
 
 def emitter(*names: str):
+    """Register the decorated function as the emitter of the ops `names`.
+    Ops with none print through `_generic`, the fallback, which is not registered."""
+    if not names:
+        raise TypeError("emitter() needs at least one op name: with none it would register nothing")
+
     def register(fn: Emitter) -> Emitter:
         for name in names:
             EMITTERS[name] = fn
@@ -296,8 +301,8 @@ def _attributes(op: ir.Operation) -> str:
     return "{" + ", ".join(f"{name!r}: {attribute_source(name, attributes[name])}" for name in attributes) + "}"
 
 
-@emitter()
 def _generic(p: _Printer, op: ir.Operation, block_var: str) -> None:
+    """The fallback for every op no emitter is registered for (`EMITTERS.get(op.name, _generic)`)."""
     name, computation = p.instruction_name(op)
     var = p.variable(name)
     operands = p.operand_list(op)
