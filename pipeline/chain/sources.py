@@ -29,7 +29,7 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from passes.errors import ChainError, first_line
 from passes.hlo.parsed import Parsed
@@ -37,8 +37,8 @@ from passes.hlo.text import decode, names_a_file
 from pipeline.xla.isolated import parse
 
 __all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "Loaded", "UnreadableInput", "from_dump_dir",
-           "from_export", "from_jax", "hlo_module_name", "is_hlo_dump_name", "load", "looks_like_hlo",
-           "read_path"]
+           "from_export", "from_jax", "hlo_dump_name", "hlo_module_name", "is_hlo_dump_name", "load",
+           "looks_like_hlo", "read_path"]
 
 DEFAULT_PASS_RE = "copy-insertion"
 
@@ -46,10 +46,12 @@ DEFAULT_PASS_RE = "copy-insertion"
 _NON_HLO_MARKERS = ("buffer-assignment", "memory-usage", "live-range")
 # [prefix.]module_NNNN.<module name>.<suffix>.txt
 _DUMP_NAME = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\.(?P<rest>.+)\.txt$")
-_HEADER = re.compile(r"\s*HloModule\s+([^\s,]+)")
+# Comments XLA's parser skips before a module: `// …` lines, `/* … */` blocks.
+_COMMENTS = r"(?:\s*//[^\n]*(?:\n|$)|\s*/\*(?:[^*]|\*(?!/))*\*/)*"
+_HEADER = re.compile(_COMMENTS + r"\s*HloModule\s+([^\s,]+)")
 # The start of a module with no `HloModule` line (as XLA's unit tests write
 # them): comments, then a computation's head.
-_COMPUTATION_FIRST = re.compile(r"(?:\s*//[^\n]*\n)*\s*(?:ENTRY\b|%?[A-Za-z_][\w.\-]*\s*(?:\([^\n]*\)\s*->[^\n]*)?\{)")
+_COMPUTATION_FIRST = re.compile(_COMMENTS + r"\s*(?:ENTRY\b|%?[A-Za-z_][\w.\-]*\s*(?:\([^\n]*\)\s*->[^\n]*)?\{)")
 _STEP = re.compile(r"^\d{4}\.")
 _PRE_OPTIMIZATION_STAGE = "before_optimizations"
 
@@ -164,7 +166,8 @@ def from_dump_dir(path) -> Captured:
 
 
 def hlo_module_name(text: str) -> str | None:
-    """The name after `HloModule` if `text` starts with that line, else None."""
+    """The name after `HloModule` if `text` starts with that line (after
+    comments, as XLA's parser reads it), else None."""
     header = _HEADER.match(text)
     return header.group(1) if header else None
 
@@ -180,6 +183,21 @@ def is_hlo_dump_name(file_name: str) -> bool:
     """True if a dump file name may denote an HLO module (not a report, not LLVM IR)."""
     return (file_name.endswith(".txt") and _DUMP_NAME.match(file_name) is not None
             and not any(marker in file_name for marker in _NON_HLO_MARKERS))
+
+
+class DumpName(NamedTuple):
+    module_id: int  # the NNNN of `module_NNNN`: one compilation in its folder
+    stage: str      # `cpu_after_optimizations`, `copy-insertion.after_adding_copies`, … (no pass counter)
+
+
+def hlo_dump_name(file_name: str, module_name: str | None = None) -> DumpName | None:
+    """What XLA's dump name `[prefix.]module_NNNN.<module>.[NNNN.]<stage>.txt`
+    says (`module_name`, the name after `HloModule`, tells where the module's
+    name ends if it has dots); None for any other name."""
+    match = _DUMP_NAME.match(os.path.basename(file_name))
+    if match is None:
+        return None
+    return DumpName(int(match.group("id")), _stage(match.group("rest"), module_name))
 
 
 def _read_folder(folder: str, where: str) -> Captured:
@@ -224,9 +242,9 @@ def _read_folder(folder: str, where: str) -> Captured:
     return captured
 
 
-def _stage(rest: str, module_name: str) -> str:
+def _stage(rest: str, module_name: str | None) -> str:
     """`jit_f.0001.copy-insertion.after_x` → `copy-insertion.after_x`."""
-    for candidate in (module_name, _sanitize(module_name)):
+    for candidate in (module_name, _sanitize(module_name)) if module_name else ():
         if rest.startswith(candidate + "."):
             rest = rest[len(candidate) + 1:]
             break
