@@ -7,52 +7,73 @@ folder (recursively), in sorted order. In a folder, a file whose first
 line is neither `HloModule …` nor the head of a computation (`ENTRY …`,
 `%name (…) -> … {`: a module written as XLA's unit tests write them) is
 skipped: XLA's buffer-assignment and memory-usage reports beside the dumps,
-any other text. A file named is read as HLO whatever it starts with. A module without any
+any other text. A file named is read as HLO whatever it starts with: one
+that is not text (a binary proto) is an error row. A module without any
 `control-predecessors=` is skipped; the table's footer counts both. A module the chain
 refuses (XLA's parser or importer, any `ChainError`) is a row with the
 one-line error, and the run goes on. Each module is one task: in this
 process, in `jobs` spawned processes, or on a Dask cluster
 (`pipeline.cli.workers`).
 
-    summary = check(["/tmp/xla_dump"], jobs=2, dialect="mhlo")
-    summary.totals(), summary.ok, summary.modules[0].lost
+Each row names its file (`file`: relative to the folder common to all rows)
+and its stage (`stage`: what XLA's dump name says after the module's name,
+`cpu_after_optimizations` or `copy-insertion.after_adding_copies`; None for
+any other name). A dump holds one module at every stage it was dumped at, a
+row each: the totals add them all, and the table says so.
 
-Exit status of the command: 0 ok; 1 if an edge is lost, a dep edge is
-spurious or a module is an error row; 2 on bad input or usage.
+    summary = check(["/tmp/xla_dump"], jobs=2, dialect="mhlo")
+    summary.totals(), summary.ok, summary.modules[0].lost, summary.modules[0].stage
+
+Exit status of the command: 0 ok, or nothing to check (no HLO module with
+control edges found: one line on stderr says what was found); 1 if an edge
+is lost, a dep edge is spurious or a module is an error row; 2 on bad
+input or usage (a path that is not there, not a file or a folder, or
+unreadable; a bad option).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import sys
 from dataclasses import dataclass, field
 
 from passes.errors import ChainError, first_line
+from passes.hlo.text import decode
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded
 from pipeline.verifier.report import COUNTS, EdgeCounts
-from pipeline.chain.sources import hlo_module_name, looks_like_hlo, read_path
+from pipeline.chain.sources import hlo_dump_name, hlo_module_name, looks_like_hlo, read_path
 
 PROG = "hlo2penguin check"
 SUFFIXES = (".txt", ".hlo")
 CONTROL_PREDECESSORS = b"control-predecessors="
+DUMP_PREFIX = re.compile(r"module_\d+\.[^.]+\.(?:\d{4}\.)?")  # module_NNNN.<module>.[NNNN.]
+WIDTH = 100      # the table's width when stdout is not a terminal (and COLUMNS is not set)
+MIN_FILE = 24    # the file column is never narrower: past that, the line is wider than the terminal
+COUNT_COLUMNS = sum(len(k) + 2 for k in COUNTS)  # each count's column and the two spaces before it
 
 
 @dataclass
 class ModuleRow(EdgeCounts):
     """One module: its control edges and their fates (the chain's report), or why the chain refused it."""
 
-    path: str
-    module: str
+    path: str                # as given, or as found under a folder given
+    module: str              # the name after `HloModule` (the file's name if it has none)
+    file: str = ""           # `path` relative to the folder common to all rows
+    stage: str | None = None  # the stage XLA's dump name says, if it is one
     error: str = ""
+    compilation: tuple = ()  # what tells modules apart: (folder, dump's module id), or the file itself
 
     @property
     def failed(self) -> bool:
         return bool(self.error or self.lost or self.spurious)
 
     def as_dict(self) -> dict:
-        return {"path": self.path, "module": self.module, **self.counts(), "error": self.error}
+        return {"path": self.path, "module": self.module, "file": self.file, "stage": self.stage,
+                **self.counts(), "error": self.error}
 
 
 @dataclass
@@ -60,6 +81,8 @@ class CheckSummary:
     modules: list[ModuleRow] = field(default_factory=list)
     not_hlo: int = 0           # candidates skipped: not an HLO module
     no_control_edges: int = 0  # candidates skipped: an HLO module without control edges
+    paths: list[str] = field(default_factory=list)  # the paths given
+    folder: str = ""           # the folder common to the rows' files (their `file` is relative to it), if any
 
     def totals(self) -> dict[str, int]:
         totals = EdgeCounts.summed(self.modules)
@@ -75,22 +98,83 @@ class CheckSummary:
         return {"modules": [r.as_dict() for r in self.modules], "totals": self.totals(),
                 "skipped": {"not_hlo": self.not_hlo, "no_control_edges": self.no_control_edges}}
 
-    def table(self) -> str:
-        headers = ["module", *COUNTS, "error"]
-        rows = [[r.path, *(("-",) * len(COUNTS) if r.error else (getattr(r, k) for k in COUNTS)),
-                 _without_path(r.error, r.path)] for r in self.modules]
+    @property
+    def nothing_to_check(self) -> str | None:
+        """Why there is no row, in one line (what was found), or None if there are rows."""
+        if self.modules:
+            return None
+        files = self.not_hlo + self.no_control_edges
+        if not files:
+            where = ", ".join(f"'{p}'" for p in self.paths)
+            return f"no .txt or .hlo file in {where}; nothing to check"
+        if not self.no_control_edges:
+            return f"no HLO module in {_counted(files, 'file')} ({self.not_hlo} not HLO); nothing to check"
+        return (f"no HLO module with control edges in {_counted(files, 'file')} "
+                f"({_counted(self.no_control_edges, 'HLO module')} without control-predecessors, "
+                f"{self.not_hlo} not HLO); nothing to check")
+
+    def table(self, width: int | None = None) -> str:
+        """The rows, to fit `width` columns (the terminal's; WIDTH when stdout
+        is not one): a file name too long is cut in its middle, the numbers
+        and the errors never are."""
+        width = width or shutil.get_terminal_size((WIDTH, 24)).columns
         t = self.totals()
-        rows.append([f"total: {len(self.modules)} modules, {t['errors']} errors", *(t[k] for k in COUNTS), ""])
+        errors = any(r.error for r in self.modules)
+        headers = ["file", *COUNTS, *(["error"] if errors else [])]
+        total = f"total: {_counted(len(self.modules), 'row')}, {_counted(t['errors'], 'error')}"
+        # The file column: what the counts leave of the width (never less than MIN_FILE).
+        room = max(MIN_FILE, len(total), width - COUNT_COLUMNS)
+        rows = [[_shortened(r.file, room), *(("-",) * len(COUNTS) if r.error else (getattr(r, k) for k in COUNTS)),
+                 *([_without_path(r.error, r.path)] if errors else [])] for r in self.modules]
+        rows.append([total, *(t[k] for k in COUNTS), *([""] if errors else [])])
         cells = [headers] + [[str(c) for c in row] for row in rows]
         widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+        if errors:
+            widths[-1] = len(headers[-1])  # the last column: its rule as wide as its header, its text whole
         lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
         lines.insert(1, "  ".join("-" * w for w in widths))
+        stages = self.stages()
+        if stages:
+            lines.append(f"the totals add up {_counted(len(self.modules), 'row')}: {stages}")
+        if self.folder:
+            lines.append(f"files under {self.folder}")
         skipped = self.not_hlo + self.no_control_edges
         lines.append(f"skipped {skipped} file(s): {self.not_hlo} not an HLO module, "
                      f"{self.no_control_edges} without control edges")
         if t["lost"] or t["spurious"]:
             lines.append("each edge and its fate: hlo2penguin MODULE --emit report")
         return "\n".join(lines) + "\n"
+
+    def stages(self) -> str | None:
+        """`1 module at 8 stages`, `4 modules at 3 stages each`, `3 modules at 1 to 4 stages`
+        when a module is a row at more than one stage; None when each module is one row."""
+        per_module: dict[tuple, int] = {}
+        for r in self.modules:
+            per_module[r.compilation] = per_module.get(r.compilation, 0) + 1
+        if len(per_module) == len(self.modules):
+            return None
+        low, high = min(per_module.values()), max(per_module.values())
+        modules = _counted(len(per_module), "module")
+        if low == high:
+            return f"{modules} at {high} stages" + (" each" if len(per_module) > 1 else "")
+        return f"{modules} at {low} to {high} stages"
+
+
+def _counted(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _shortened(name: str, width: int) -> str:
+    """`name` in `width` characters: cut in its middle (`…`) if longer,
+    keeping a dump name's `module_NNNN.<module>.NNNN.` if it leaves the end room."""
+    if len(name) <= width:
+        return name
+    keep = width - 1
+    base = os.path.basename(name)
+    dump = DUMP_PREFIX.match(base)
+    prefix = len(name) - len(base) + dump.end() if dump else 0
+    head = prefix if 0 < prefix <= keep - 12 else (keep + 1) // 2
+    return name[:head] + "…" + name[len(name) - (keep - head):]
 
 
 def _without_path(error: str, path: str) -> str:
@@ -102,24 +186,37 @@ def _without_path(error: str, path: str) -> str:
 class Candidate:
     path: str
     module: str  # the name after `HloModule`
+    stage: str | None = None  # the stage XLA's dump name says
+    compilation: tuple = ()
+
+
+def _bad_path(path: str, reason: str) -> UsageError:
+    return UsageError(f"cannot read input '{path}': {reason}; give HLO text files or XLA dump folders (--xla_dump_to)")
 
 
 def find_modules(paths) -> tuple[list[Candidate], int, int]:
     """The HLO modules with control edges under `paths`, and how many
-    candidates were skipped as not HLO and as without control edges.
-    UsageError for a path that does not exist or holds no HLO module."""
+    candidates were skipped as not HLO and as without control edges (no
+    module at all is not an error: the caller says there is nothing to
+    check). UsageError for a path that does not exist, is not a file or a
+    folder, or cannot be read."""
     files: list[tuple[str, bool]] = []  # (path, named by the user)
     for path in map(os.fspath, paths):
         if os.path.isdir(path):
             found = []
-            for folder, _, names in os.walk(path):
+
+            def unreadable(err: OSError) -> None:
+                raise _bad_path(err.filename or path, err.strerror or str(err))
+
+            for folder, _, names in os.walk(path, onerror=unreadable):
                 found += [os.path.join(folder, n) for n in names if n.endswith(SUFFIXES)]
             files += [(f, False) for f in sorted(found)]
-        elif os.path.exists(path):
+        elif os.path.isfile(path):
             files.append((path, True))  # named: a candidate whatever its suffix and first line
+        elif os.path.exists(path):
+            raise _bad_path(path, "not a file or a folder")  # a fifo, a device: nothing to read twice
         else:
-            raise UsageError(f"cannot read input '{path}': No such file or directory; "
-                             "give HLO text files or XLA dump folders (--xla_dump_to)")
+            raise _bad_path(path, "No such file or directory")
     modules, not_hlo, no_edges, seen = [], 0, 0, set()
     for path, named in files:
         if os.path.realpath(path) in seen:  # named twice, or a file inside a folder also named
@@ -129,16 +226,35 @@ def find_modules(paths) -> tuple[list[Candidate], int, int]:
         head = data[:4096].decode("utf-8", "replace")
         if not named and not looks_like_hlo(head):
             not_hlo += 1
+        elif named and not _is_text(data):  # read as HLO, it is not: the chain says why, on its row
+            modules.append(Candidate(path, os.path.basename(path), compilation=(path,)))
         elif CONTROL_PREDECESSORS not in data:
             no_edges += 1
         else:
-            modules.append(Candidate(path, hlo_module_name(head) or os.path.basename(path)))
-    if not modules:
-        where = ", ".join(f"'{os.fspath(p)}'" for p in paths)
-        what = (f"no HLO module with control edges in {where} ({not_hlo} not HLO, {no_edges} without "
-                "control-predecessors)" if files else f"no .txt or .hlo file in {where}")
-        raise UsageError(f"{what}; give HLO text files or a folder XLA dumped to (--xla_dump_to)")
+            module = hlo_module_name(head)
+            dump = hlo_dump_name(path, module)
+            compilation = (os.path.dirname(os.path.realpath(path)), dump.module_id) if dump else (path,)
+            modules.append(Candidate(path, module or os.path.basename(path), dump and dump.stage, compilation))
     return modules, not_hlo, no_edges
+
+
+def _is_text(data: bytes) -> bool:
+    try:
+        decode(data)
+        return True
+    except ChainError:  # not UTF-8, a byte-order mark, empty
+        return False
+
+
+def common_folder(paths: list[str]) -> str:
+    """The folder holding all of `paths`, as they are written (relative if
+    they are), or '' if they share none but the file system's root."""
+    folders = [os.path.dirname(os.path.normpath(p)) for p in paths]
+    try:
+        common = os.path.commonpath(folders) if folders else ""
+    except ValueError:  # absolute and relative paths mixed
+        common = os.path.commonpath([os.path.abspath(f) for f in folders])
+    return "" if os.path.dirname(common) == common else common  # '' or '/': the paths as given
 
 
 def check_module(path: str, module: str, data: bytes | None, options: dict) -> ModuleRow:
@@ -173,17 +289,26 @@ def check(paths, *, jobs: int | None = None, scheduler: str | None = None, progr
     with workers.progress_bar(len(tasks), enabled=progress, unit="module") as bar:
         rows = workers.run(check_module, tasks, jobs=jobs or os.cpu_count() or 1, scheduler=scheduler,
                            on_done=lambda i: bar.update(1))
-    return CheckSummary(rows, not_hlo, no_edges)
+    folder = common_folder([c.path for c in candidates])
+    for row, c in zip(rows, candidates):
+        row.file = os.path.relpath(c.path, folder) if folder else c.path
+        row.stage, row.compilation = c.stage, c.compilation
+    return CheckSummary(rows, not_hlo, no_edges, [os.fspath(p) for p in paths], folder)
 
 
 def build_parser() -> Parser:
     p = Parser(prog=PROG, description=(
         "Run every HLO module with control edges in the given files and folders (an XLA --xla_dump_to "
         "folder: its *.txt and *.hlo files) through the chain, and table each module's control edges and "
-        "their fates. Exit 1 if an edge is lost, a dep edge is spurious or the chain refuses a module; "
-        "2 on bad input."))
+        "their fates: a row per file (named relative to the folder they share) and stage. Exit 0 if every "
+        "edge is carried, or if there is nothing to check (no HLO module with control edges: one line on "
+        "stderr says what was found); 1 if an edge is lost, a dep edge is spurious or a module is an error "
+        "row (the chain refuses it, or a file named is not text); 2 on bad input: a path that does not "
+        "exist, is not a file or a folder, or cannot be read, or a bad option."))
     p.add_argument("paths", nargs="+", metavar="PATH", help="an HLO text file, or a folder of them")
-    p.add_argument("--json", action="store_true", help="JSON: {\"modules\": [...], \"totals\": {...}, ...}")
+    p.add_argument("--json", action="store_true",
+                   help="JSON: {\"modules\": [{\"path\", \"module\", \"file\", \"stage\", counts, \"error\"}, ...], "
+                        "\"totals\": {...}, \"skipped\": {...}}")
     p.add_argument("--jobs", type=int, metavar="N", help="modules in N parallel processes (default: every core)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the modules on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786)")
@@ -204,5 +329,10 @@ def _main(argv: list[str]) -> int:
         raise UsageError("give --jobs (local processes) or --scheduler (a Dask cluster), not both")
     summary = check(args.paths, jobs=args.jobs, scheduler=args.scheduler,
                     progress=sys.stderr.isatty() and not args.quiet, **chain_options(args))
+    if summary.nothing_to_check:  # a gate passes on a program without control edges, and says so
+        print(f"{PROG}: {summary.nothing_to_check}", file=sys.stderr)
+        if args.json:
+            sys.stdout.write(json.dumps(summary.as_dict(), indent=2) + "\n")
+        return 0
     sys.stdout.write(json.dumps(summary.as_dict(), indent=2) + "\n" if args.json else summary.table())
     return 0 if summary.ok else 1
