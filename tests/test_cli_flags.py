@@ -113,3 +113,18 @@ def test_the_example_still_runs_with_no_flags(capsys):
     status, out, err = cli([], capsys)
     assert status == 0 and "add_dep_edge" in out and "preserved" in err
     assert EXAMPLE_HLO  # the built-in example is what ran
+
+
+def test_the_built_in_example_can_be_printed_and_run_from_a_file(tmp_path, capsys):
+    status, out, err = cli(["--example"], capsys)
+    assert status == 0 and err == "" and out.startswith("HloModule example")
+    path = tmp_path / "example.hlo"
+    path.write_text(out)
+    # The file is what the chain runs with no INPUT: the same program, from the same HLO.
+    assert cli([str(path), "-q"], capsys)[1].split("\n", 1)[1] == cli(["-q"], capsys)[1].split("\n", 1)[1]
+
+
+@pytest.mark.parametrize("flag", [["--plot-function", "main"], ["--plot-nested", "all"]])
+def test_a_plot_flag_without_plot_is_a_usage_error(small, capsys, flag):
+    status, out, err = cli([small, *flag], capsys)
+    assert status == 2 and out == "" and "says what --plot draws: give --plot OUT.png|OUT.svg too" in err

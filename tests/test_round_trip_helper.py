@@ -165,3 +165,24 @@ def test_bad_input_is_the_chain_s_error_not_a_failed_assertion():
         assert_round_trip(EXAMPLE_HLO, check=False)
     with pytest.raises(ChainError, match=r"^my_module\.hlo:1:1: input is not UTF-8 text"):
         assert_round_trip(b"\xff\xfe" + EXAMPLE_HLO.encode(), source_name="my_module.hlo")
+
+
+def test_the_readmes_example_failure_is_what_the_helper_prints():
+    import pathlib
+    import re
+
+    from pipeline.chain.example import EXAMPLE_HLO
+    from pipeline.testing import assert_round_trip
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    shown = re.search(r"with `flatten=False` on the built-in example:\n\n```\n(.*?)```", readme, re.S).group(1)
+    with pytest.raises(AssertionError) as failed:
+        assert_round_trip(EXAMPLE_HLO, flatten=False, isolate=False)
+    printed = str(failed.value).splitlines()
+    shown_lines = shown.splitlines()
+    assert len(shown_lines) == len(printed)
+    for said, real in zip(shown_lines, printed):
+        # The README cuts long lines with "...": each piece is in the real line, in order.
+        at = 0
+        for piece in said.split("..."):
+            at = real.index(piece, at) + len(piece)

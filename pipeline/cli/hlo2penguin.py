@@ -63,13 +63,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot-function", metavar="NAME", action="append",
                    help="with --plot: draw the function NAME instead (repeat for several); "
                         "a name the program lacks is an error that lists its functions")
-    p.add_argument("--plot-nested", choices=("deps", "all", "none"), default="deps",
+    p.add_argument("--plot-nested", choices=("deps", "all", "none"),
                    help="with --plot: which nested blocks (a while's cond and body, a branch) get a "
                         "panel under their function: deps = those where a dep edge starts or ends "
                         "(default), all = every one, none = the functions' own blocks alone")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="do not print the edge summary and warnings on stderr; with --check, a failure "
                         "still prints its lost and spurious edges")
+    p.add_argument("--example", action="store_true",
+                   help="print the built-in example's HLO (what runs with no INPUT) and exit")
     p.add_argument("--version", action="store_true", help="print the version (and jax's) and exit")
     return p
 
@@ -94,6 +96,9 @@ def check_combination(args: argparse.Namespace) -> None:
     if args.check and args.emit == "hlo":
         raise UsageError("--check judges the Penguin program, and --emit hlo stops after link #1: "
                          "drop --check, or emit another stage")
+    if args.plot is None and (args.plot_function or args.plot_nested):
+        flag = "--plot-function" if args.plot_function else "--plot-nested"
+        raise UsageError(f"{flag} says what --plot draws: give --plot OUT.png|OUT.svg too")
     if args.debug_info and args.emit not in ("mlir", "flat-mlir"):
         raise UsageError(f"--debug-info prints MLIR locations: it goes with --emit mlir or flat-mlir, "
                          f"not --emit {args.emit}")
@@ -154,9 +159,9 @@ def stage_plot(args: argparse.Namespace, program) -> str:
     functions = args.plot_function or drawing.functions_with_deps(program) or \
         [name for name in [drawing.entry_function(program)] if name is not None]
     if plot_format(args.plot) == "png":  # Pillow alone: matplotlib's import would cost more than the drawing
-        data = drawing.png(program, function=functions, nested=args.plot_nested)
+        data = drawing.png(program, function=functions, nested=args.plot_nested or "deps")
     else:
-        data = drawing.render(program, "svg", function=functions, nested=args.plot_nested)
+        data = drawing.render(program, "svg", function=functions, nested=args.plot_nested or "deps")
     return stage_file(args.plot, data, "plot")
 
 
@@ -196,6 +201,9 @@ def _main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.version:
         print(version_line(PROG))
+        return 0
+    if args.example:
+        sys.stdout.write(EXAMPLE_HLO)
         return 0
     check_combination(args)
     if args.plot is not None:
