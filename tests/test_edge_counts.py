@@ -21,7 +21,7 @@ def test_the_counts_are_the_reports_totals_by_name():
 
 
 def test_each_rows_json_keeps_its_columns_in_order():
-    assert list(ModuleRow("p", "m").as_dict()) == ["path", "module", *COUNTS, "error"]
+    assert list(ModuleRow("p", "m").as_dict()) == ["path", "module", "file", "stage", *COUNTS, "error"]
     assert list(Row("p", "m", "stablehlo").as_dict()) == ["program", "module", "dialect", *COUNTS, "numerics",
                                                           "golden", "error", "jax"]
 
