@@ -128,3 +128,28 @@ def test_the_built_in_example_can_be_printed_and_run_from_a_file(tmp_path, capsy
 def test_a_plot_flag_without_plot_is_a_usage_error(small, capsys, flag):
     status, out, err = cli([small, *flag], capsys)
     assert status == 2 and out == "" and "says what --plot draws: give --plot OUT.png|OUT.svg too" in err
+
+
+@pytest.mark.parametrize("command", [["check"], ["verify"], ["regress"], []], ids=["check", "verify", "regress",
+                                                                                     "hlo2penguin"])
+def test_every_command_takes_output_and_quiet(command):
+    done = subprocess.run([sys.executable, "-m", "pipeline.cli", *command, "--help"], capture_output=True, text=True,
+                          check=True)
+    assert "-o OUT, --output OUT" in done.stdout and "-q, --quiet" in done.stdout
+
+
+def test_check_writes_its_table_to_a_file(tmp_path, capsys):
+    import pathlib
+
+    dump = pathlib.Path(__file__).parent / "pipeline_dumps"
+    module = sorted(dump.glob("*.hlo"))[0]
+    table = tmp_path / "table.txt"
+    status, out, err = cli(["check", str(module), "-o", str(table), "-q"], capsys)
+    assert out == "" and status in (0, 1) and table.read_text().splitlines()[-1].startswith(("total", "files", "skipped"))
+
+
+def test_check_and_regress_default_to_every_core():
+    for command in (["check"], ["regress"]):
+        done = subprocess.run([sys.executable, "-m", "pipeline.cli", *command, "--help"], capture_output=True,
+                              text=True, check=True)
+        assert "(default: every core" in " ".join(done.stdout.split()), command

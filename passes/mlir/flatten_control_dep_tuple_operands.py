@@ -70,7 +70,9 @@ class FlattenControlDepTupleOperands:
 
     dialect: Dialect = MHLO  # not an option: each twin's mnemonic picks its own
     scope: str = option("main", choices=SCOPES,
-                        help="functions to walk: main (default), first (the binary's reading), all")
+                        help="functions to walk: main (default: the function named main), first (the binary's "
+                             "reading), all (what hlo2penguin's chain walks: after symbol-dce, main and the "
+                             "functions it calls)")
     keep_attributes: bool = option(
         False, help="rebuilt calls keep their attributes (default: only call_target_name, as the binary)")
     # Run again until nothing changes: each run flattens one level (the

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from passes.errors import ChainError, first_line
 from passes.hlo.text import decode
 from pipeline.cli import workers
-from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded
+from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded, write_output
 from pipeline.verifier.report import COUNTS, EdgeCounts
 from pipeline.chain.sources import hlo_dump_name, hlo_module_name, looks_like_hlo, read_path
 
@@ -312,6 +312,7 @@ def build_parser() -> Parser:
     p.add_argument("--jobs", type=int, metavar="N", help="modules in N parallel processes (default: every core)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the modules on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write the table (or JSON) here instead of standard output")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     add_chain_options(p)
     return p
@@ -332,7 +333,7 @@ def _main(argv: list[str]) -> int:
     if summary.nothing_to_check:  # a gate passes on a program without control edges, and says so
         print(f"{PROG}: {summary.nothing_to_check}", file=sys.stderr)
         if args.json:
-            sys.stdout.write(json.dumps(summary.as_dict(), indent=2) + "\n")
+            write_output(args.output, json.dumps(summary.as_dict(), indent=2) + "\n")
         return 0
-    sys.stdout.write(json.dumps(summary.as_dict(), indent=2) + "\n" if args.json else summary.table())
+    write_output(args.output, json.dumps(summary.as_dict(), indent=2) + "\n" if args.json else summary.table())
     return 0 if summary.ok else 1

@@ -35,7 +35,7 @@ from passes.dialects import DIALECTS
 from passes.errors import first_line
 from pipeline.xla import versions
 from pipeline.cli import workers
-from pipeline.cli.support import Parser, UsageError, guarded
+from pipeline.cli.support import Parser, UsageError, guarded, write_output
 from pipeline.verifier.report import EdgeCounts
 
 DEFAULT_DIR = os.path.join("tests", "corpus")
@@ -282,10 +282,13 @@ def main(argv: list[str], prog: str = "hlo2penguin regress") -> int:
     parser.add_argument("directory", nargs="?", default=DEFAULT_DIR, metavar="DIR",
                         help=f"corpus folder (default: {DEFAULT_DIR})")
     parser.add_argument("--update-goldens", action="store_true", help="rewrite the goldens instead of comparing")
-    parser.add_argument("--jobs", type=int, metavar="N", help="programs in N parallel processes (default: 1)")
+    parser.add_argument("--jobs", type=int, metavar="N",
+                        help="programs in N parallel processes (default: every core, as check)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="run the programs on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row instead of the table")
+    parser.add_argument("-o", "--output", metavar="OUT", help="write the table (or JSON) here instead of standard output")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     return guarded(prog, lambda: _main(parser, argv))
 
 
@@ -296,10 +299,9 @@ def _main(parser, argv: list[str]) -> int:
     if args.jobs is not None and args.scheduler is not None:
         raise UsageError("give --jobs (local processes) or --scheduler (a Dask cluster), not both")
     total = len(programs(args.directory))
-    with workers.progress_bar(total, enabled=sys.stderr.isatty(), unit="program") as bar:
-        summary = run(args.directory, args.update_goldens, args.jobs or 1, lambda *_: bar.update(1), args.scheduler)
-    if args.json:
-        sys.stdout.write("".join(json.dumps(r.as_dict()) + "\n" for r in summary.rows))
-    else:
-        sys.stdout.write(table(summary))
+    jobs = args.jobs or os.cpu_count() or 1  # as check: the programs are independent
+    with workers.progress_bar(total, enabled=sys.stderr.isatty() and not args.quiet, unit="program") as bar:
+        summary = run(args.directory, args.update_goldens, jobs, lambda *_: bar.update(1), args.scheduler)
+    write_output(args.output, "".join(json.dumps(r.as_dict()) + "\n" for r in summary.rows) if args.json
+                 else table(summary))
     return 1 if summary.totals()["regressions"] else 0
