@@ -29,7 +29,8 @@ def test_the_child_runs_this_chain_whatever_the_working_directory_holds(tmp_path
     # A package of the same name where the child starts: `python -m` would import it first.
     (tmp_path / "pipeline").mkdir()
     (tmp_path / "pipeline" / "__init__.py").write_text("raise ImportError('the wrong pipeline')\n")
-    (tmp_path / "pipeline" / "_import_worker.py").write_text("raise ImportError('the wrong worker')\n")
+    (tmp_path / "pipeline" / "xla").mkdir()
+    (tmp_path / "pipeline" / "xla" / "worker.py").write_text("raise ImportError('the wrong worker')\n")
     monkeypatch.chdir(tmp_path)
     result = pipeline.run(TEXT, isolate=True)
     assert [(e.predecessor, e.successor, e.fate) for e in result.report.edges] == [("a", "s", "preserved")]
@@ -104,3 +105,12 @@ def test_the_cli_starts_xla_s_child_first_and_its_run_takes_that_one(tmp_path, m
     assert len(started) == 2 and not started[1].alive and xla_child.take_early() is None
     assert live_children() == before
     assert "cannot read input" in capsys.readouterr().err
+
+
+def test_a_child_that_exited_is_said_to_have_exited_not_signalled():
+    from pipeline.xla.child import how_it_ended
+    from pipeline.xla.isolated import aborted
+
+    assert how_it_ended(-6) == "signal 6" and how_it_ended(1) == "exit status 1"
+    said = str(aborted("XLA's parser", 1, "", "m.hlo"))
+    assert "(exit status 1)" in said and "signal" not in said  # it said "signal -1"

@@ -29,6 +29,7 @@ from passes.mlir import BY_MNEMONIC, FlattenControlDepTupleOperands
 from passes.options import options, parse_element, split_top_level
 from pipeline.cli.support import (Parser, UsageError, add_option_flags, guarded, option_values, version_line,
                                   write_output)
+from pipeline.xla.child import how_it_ended
 from pipeline.xla.mlir_context import make_context, register_passes
 from pipeline.chain.sources import read_path
 
@@ -103,9 +104,9 @@ def check_bytecode(data: bytes, name: str) -> None:
     if done.returncode == 3 and said:  # the child's UsageError
         raise UsageError(said)
     if done.returncode < 0:
-        raise UsageError(f"{name}: cannot parse MLIR: the bytecode reader aborted (signal {-done.returncode}); "
+        raise UsageError(f"{name}: cannot parse MLIR: the bytecode reader aborted ({how_it_ended(done.returncode)}); "
                          "is the file corrupted?")
-    raise UsageError(f"{name}: cannot parse MLIR: the bytecode reader failed (exit status {done.returncode})")
+    raise UsageError(f"{name}: cannot parse MLIR: the bytecode reader failed ({how_it_ended(done.returncode)})")
 
 
 def _check_bytecode_child(name: str) -> int:

@@ -13,11 +13,18 @@ import sys
 import tempfile
 
 
+def how_it_ended(returncode: int) -> str:
+    """A child process's end as a message says it: `signal 6` (killed by
+    it: subprocess's negative return code) or `exit status 1`. The one
+    decoder of exit codes, for XLA's child and hlo2penguin-opt's."""
+    return f"signal {-returncode}" if returncode < 0 else f"exit status {returncode}"
+
+
 class WorkerDied(Exception):
     """The child ended without answering (XLA aborted it): its exit status and what it printed."""
 
     def __init__(self, returncode: int, stderr: str):
-        super().__init__(f"signal {-returncode}" if returncode < 0 else f"exit status {returncode}")
+        super().__init__(how_it_ended(returncode))
         self.returncode, self.stderr = returncode, stderr
 
 

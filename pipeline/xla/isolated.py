@@ -10,7 +10,7 @@ from passes.hlo.parsed import Parsed
 from pipeline.xla import native
 from pipeline.xla.native import XlaRejected, canonical_text, parse_with_xla, refusal
 from pipeline.xla.versions import xla_reads_tuple_element_operands
-from pipeline.xla.child import WorkerDied, XlaWorker
+from pipeline.xla.child import WorkerDied, XlaWorker, how_it_ended
 
 __all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "check",
            "first_said", "parse", "parse_with_xla", "print_module", "refusal"]
@@ -117,7 +117,7 @@ def _refused_proto(source: str | None, reason: str) -> XlaRejected:
 def aborted(what: str, returncode: int, stderr: str, source: str | None) -> XlaRejected:
     """`source: XLA's parser aborted (signal 6): Check failed: …`, one line."""
     where = f"{source}: " if source else ""
-    return XlaRejected(f"{where}{what} aborted (signal {-returncode}): {abort_reason(stderr)}")
+    return XlaRejected(f"{where}{what} aborted ({how_it_ended(returncode)}): {abort_reason(stderr)}")
 
 
 def abort_reason(stderr: str) -> str:
