@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands | filecheck %s
-// Pins the selective pre-filter: a control-dep call without tuple/GTE operands (even a tuple-typed block argument) is not rebuilt and keeps every attribute, which makes a second run a no-op (spec: Walk Filter Lambda).
+// Pins the selective pre-filter: a control-dep call without tuple/GTE operands (even a tuple-typed block argument) is not rebuilt and keeps every attribute, which makes a second run a no-op (docs/link3-contract.md#walk-filter-which-calls-are-rebuilt).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[TP:%[^ ,:)]+]]: tuple<tensor<f32>, tensor<i32>>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

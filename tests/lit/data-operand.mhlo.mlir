@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands | filecheck %s
-// Pins the data-operand divergence: only the predecessors (all operands but the last) are unpacked; a tuple or GTE data operand D stays as is, and a call whose only tuple-ish operand is D is not rebuilt (DESIGN "Link #3 contract"; the binary's replaceTuples loop covers every operand).
+// Pins the data-operand divergence: only the predecessors (all operands but the last) are unpacked; a tuple or GTE data operand D stays as is, and a call whose only tuple-ish operand is D is not rebuilt (docs/link3-contract.md#the-data-operand-is-never-unpacked; the binary's replaceTuples loop covers every operand).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[X:%[^ ,:)]+]]: tensor<2xf32>, [[Y:%[^ ,:)]+]]: tensor<3xf32>)

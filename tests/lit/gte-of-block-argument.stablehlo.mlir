@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands | filecheck %s
-// Pins the GTE-of-block-argument divergence: with no defining op the tuple argument itself is passed through and the GTE erased (DESIGN "Link #3 contract"; the binary would dereference a null op in replaceTuples).
+// Pins the GTE-of-block-argument divergence: with no defining op the tuple argument itself is passed through and the GTE erased (docs/link3-contract.md#a-get_tuple_element-of-a-block-argument; the binary would dereference a null op in replaceTuples).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[TP:%[^ ,:)]+]]: tuple<tensor<f32>, tensor<i32>>, [[X:%[^ ,:)]+]]: tensor<f32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

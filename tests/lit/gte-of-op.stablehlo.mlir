@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands | filecheck %s
-// Pins operand rewrite: get_tuple_element(x), x not a tuple op, becomes EVERY result of x (here a one-result and a two-result custom_call; a while cannot carry a tuple) (spec: replaceTuples, "GTE(otherOp) pushes every result").
+// Pins operand rewrite: get_tuple_element(x), x not a tuple op, becomes EVERY result of x (here a one-result and a two-result custom_call; a while cannot carry a tuple) (docs/link3-contract.md#operand-rewrite-replacetuples).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[X:%[^ ,:)]+]]: tensor<f32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

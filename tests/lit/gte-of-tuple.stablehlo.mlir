@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands | filecheck %s
-// Pins operand rewrite: get_tuple_element(tuple(...)) becomes ALL the tuple's elements, not only the indexed one; GTE and tuple are erased (spec: replaceTuples, "GTE has two sub-cases").
+// Pins operand rewrite: get_tuple_element(tuple(...)) becomes ALL the tuple's elements, not only the indexed one; GTE and tuple are erased (docs/link3-contract.md#operand-rewrite-replacetuples).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[P2:%[^ ,:)]+]]: tensor<2xf32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

@@ -1,7 +1,7 @@
 // RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands | filecheck %s --check-prefix=DROP
 // RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands --keep-attributes | filecheck %s --check-prefix=KEEP
 // RUN: hlo2penguin-opt %s --pass-pipeline='builtin.module(flatten-control-dep-tuple-operands{keep-attributes=true})' | filecheck %s --check-prefix=KEEP
-// Pins the rebuild's attributes: by default only call_target_name (no has_side_effect, no backend_config), as the binary; --keep-attributes keeps them all (spec: replaceTuples, "Rebuilt op carries exactly one attribute").
+// Pins the rebuild's attributes: by default only call_target_name (no has_side_effect, no backend_config), as the binary; --keep-attributes keeps them all (docs/link3-contract.md#rebuilt-call).
 
 // DROP-LABEL: func.func @main
 // DROP-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

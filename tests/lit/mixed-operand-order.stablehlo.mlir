@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands | filecheck %s
-// Pins operand order: plain, tuple, plain, GTE(tuple) and data operands are flattened in operand order, data operand last (spec: replaceTuples, "Flatten direction (operand order preserved)").
+// Pins operand order: plain, tuple, plain, GTE(tuple) and data operands are flattened in operand order, data operand last (docs/link3-contract.md#operand-rewrite-replacetuples).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[A:%[^ ,:)]+]]: tensor<1xf32>, [[B:%[^ ,:)]+]]: tensor<2xf32>, [[C:%[^ ,:)]+]]: tensor<3xf32>, [[E:%[^ ,:)]+]]: tensor<5xf32>, [[F:%[^ ,:)]+]]: tensor<6xf32>, [[G:%[^ ,:)]+]]: tensor<7xf32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands | filecheck %s
-// Pins operand rewrite "one level": tuple(tuple(a, b), c) becomes (tuple(a, b), c); the inner tuple survives as an operand, the outer is erased (spec: replaceTuples, "INLINE tuple elements").
+// Pins operand rewrite "one level": tuple(tuple(a, b), c) becomes (tuple(a, b), c); the inner tuple survives as an operand, the outer is erased (docs/link3-contract.md#one-level-per-run-or-until-unchanged).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[P2:%[^ ,:)]+]]: tensor<2xf32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

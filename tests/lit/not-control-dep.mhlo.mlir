@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands | filecheck %s
-// Pins the recognizer gate: custom calls whose target is not exactly AwsNeuronControlDep keep their tuple operands and attributes (spec: isControlDep).
+// Pins the recognizer gate: custom calls whose target is not exactly AwsNeuronControlDep keep their tuple operands and attributes (docs/link3-contract.md#recognizer-what-a-control-dep-call-is).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

@@ -1,6 +1,6 @@
 // RUN: hlo2penguin-opt %s --pass-pipeline='builtin.module(hlo-legalize-to-stablehlo,stablehlo-flatten-control-dep-tuple-operands,canonicalize)' | filecheck %s
 // RUN: hlo2penguin-opt %s --pass-pipeline='builtin.module(hlo-legalize-to-stablehlo,stablehlo-flatten-control-dep-tuple-operands{keep-attributes=true},canonicalize)' | filecheck %s --check-prefix=KEEP
-// Pins pipeline composition: a registered pass (hlo-legalize-to-stablehlo), our STABLEHLO twin, then canonicalize; canonicalize drops the dead add AND the unused rebuilt call, which lost has_side_effect (its edges vanish; keep-attributes keeps it) (spec: Pipeline Position; replaceTuples GOTCHA on has_side_effect).
+// Pins pipeline composition: a registered pass (hlo-legalize-to-stablehlo), our STABLEHLO twin, then canonicalize; canonicalize drops the dead add AND the unused rebuilt call, which lost has_side_effect (its edges vanish; keep-attributes keeps it) (docs/link3-contract.md#where-the-pass-sits, docs/link3-contract.md#rebuilt-call).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

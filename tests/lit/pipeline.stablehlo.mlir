@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --pass-pipeline='builtin.module(stablehlo-legalize-to-hlo,flatten-control-dep-tuple-operands,canonicalize)' | filecheck %s
-// Pins pipeline composition: a registered pass (stablehlo-legalize-to-hlo), our MHLO twin, then canonicalize; canonicalize drops the dead add but keeps both rebuilt calls, even the unused one that lost has_side_effect (spec: Pipeline Position; replaceTuples GOTCHA on has_side_effect).
+// Pins pipeline composition: a registered pass (stablehlo-legalize-to-hlo), our MHLO twin, then canonicalize; canonicalize drops the dead add but keeps both rebuilt calls, even the unused one that lost has_side_effect (docs/link3-contract.md#where-the-pass-sits, docs/link3-contract.md#rebuilt-call).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

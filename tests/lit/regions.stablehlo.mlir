@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands | filecheck %s
-// Pins the pre-order walk over nested regions: control-dep calls inside a while body and an if branch are flattened in place (spec: runOnOperation, "walk<PreOrder>").
+// Pins the pre-order walk over nested regions: control-dep calls inside a while body and an if branch are flattened in place (docs/link3-contract.md#walk-filter-which-calls-are-rebuilt).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[I:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

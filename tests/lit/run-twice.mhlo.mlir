@@ -2,7 +2,7 @@
 // RUN: hlo2penguin-opt %s --pass-pipeline='builtin.module(flatten-control-dep-tuple-operands,flatten-control-dep-tuple-operands)' > %t.twice
 // RUN: diff %t.once %t.twice
 // RUN: filecheck %s --input-file %t.twice
-// Pins idempotence: running the pass twice gives the same module as once; the already-flat call keeps its attributes across both runs (spec: Walk Filter Lambda, "safe to run twice").
+// Pins idempotence: running the pass twice gives the same module as once; the already-flat call keeps its attributes across both runs (docs/link3-contract.md#walk-filter-which-calls-are-rebuilt).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

@@ -2,7 +2,7 @@
 // RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands --scope=first | filecheck %s --check-prefix=FIRST
 // RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands --scope=all | filecheck %s --check-prefix=ALL
 // RUN: hlo2penguin-opt %s --pass-pipeline='builtin.module(flatten-control-dep-tuple-operands{scope=all})' | filecheck %s --check-prefix=ALL
-// Pins the scope divergence on a module whose first function is not main: default main, first (the binary's getMainFunction), all (spec: runOnOperation, "Scope is the main function only"; DESIGN "Link #3 contract").
+// Pins the scope divergence on a module whose first function is not main: default main, first (the binary's getMainFunction), all (docs/link3-contract.md#scope-which-functions-are-walked, docs/link3-contract.md#scope-defaults-to-main-not-the-first-function).
 
 // MAIN-LABEL: func.func private @helper
 // MAIN-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

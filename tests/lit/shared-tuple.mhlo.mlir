@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands | filecheck %s
-// Pins clean-up "each op once": a tuple and a GTE shared by two control-dep calls; both calls are rewritten, each bypassed op erased exactly once (spec: replaceTuples, "Dead-tuple GC runs last").
+// Pins clean-up "each op once": a tuple and a GTE shared by two control-dep calls; both calls are rewritten, each bypassed op erased exactly once (docs/link3-contract.md#clean-up).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[P2:%[^ ,:)]+]]: tensor<2xf32>, [[P3:%[^ ,:)]+]]: tensor<3xf32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands | filecheck %s
-// Pins operand rewrite: a tuple operand becomes its elements, in order; the dead tuple is erased (spec: replaceTuples, "Flatten direction").
+// Pins operand rewrite: a tuple operand becomes its elements, in order; the dead tuple is erased (docs/link3-contract.md#operand-rewrite-replacetuples).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

@@ -1,5 +1,5 @@
 // RUN: hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands | filecheck %s
-// Pins clean-up "only once nothing uses it": a tuple and a GTE that other ops still read survive the rewrite (spec: replaceTuples, "a tuple still consumed elsewhere survives").
+// Pins clean-up "only once nothing uses it": a tuple and a GTE that other ops still read survive the rewrite (docs/link3-contract.md#clean-up).
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: ([[P0:%[^ ,:)]+]]: tensor<f32>, [[P1:%[^ ,:)]+]]: tensor<i32>, [[P2:%[^ ,:)]+]]: tensor<2xf32>, [[P3:%[^ ,:)]+]]: tensor<3xf32>, [[D:%[^ ,:)]+]]: tensor<4xf32>)

@@ -1,6 +1,6 @@
 // RUN: hlo2penguin-opt %s --pass-pipeline='builtin.module(stablehlo-flatten-control-dep-tuple-operands)' | filecheck %s
 // RUN: not hlo2penguin-opt %s --stablehlo-flatten-control-dep-tuple-operands 2>&1 | filecheck %s --check-prefix=FLAG
-// Pins the twinning: the stablehlo pass leaves a mhlo module untouched; each twin matches only its own dialect's ops (spec: "MHLO vs StableHLO — the divergence").
+// Pins the twinning: the stablehlo pass leaves a mhlo module untouched; each twin matches only its own dialect's ops (docs/link3-contract.md#mhlo-and-stablehlo-twins).
 // As a flag, the wrong twin is a usage error that names the right one (it would change nothing, silently).
 // FLAG: hlo2penguin-opt: error: --stablehlo-flatten-control-dep-tuple-operands flattens stablehlo.custom_call @AwsNeuronControlDep calls, and the module has none (it has 1 mhlo.custom_call ones): use --flatten-control-dep-tuple-operands
 

@@ -1,6 +1,6 @@
 // RUN: hlo2penguin-opt %s --pass-pipeline='builtin.module(flatten-control-dep-tuple-operands)' | filecheck %s
 // RUN: not hlo2penguin-opt %s --flatten-control-dep-tuple-operands 2>&1 | filecheck %s --check-prefix=FLAG
-// Pins the twinning: the mhlo pass leaves a stablehlo module untouched; each twin matches only its own dialect's ops (spec: "MHLO vs StableHLO — the divergence").
+// Pins the twinning: the mhlo pass leaves a stablehlo module untouched; each twin matches only its own dialect's ops (docs/link3-contract.md#mhlo-and-stablehlo-twins).
 // As a flag, the wrong twin is a usage error that names the right one (it would change nothing, silently).
 // FLAG: hlo2penguin-opt: error: --flatten-control-dep-tuple-operands flattens mhlo.custom_call @AwsNeuronControlDep calls, and the module has none (it has 1 stablehlo.custom_call ones): use --stablehlo-flatten-control-dep-tuple-operands
 
