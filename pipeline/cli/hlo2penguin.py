@@ -158,10 +158,11 @@ def stage_plot(args: argparse.Namespace, program) -> str:
                              f"(its functions: {', '.join(names) or 'none'})")
     functions = args.plot_function or drawing.functions_with_deps(program) or \
         [name for name in [drawing.entry_function(program)] if name is not None]
-    if plot_format(args.plot) == "png":  # Pillow alone: matplotlib's import would cost more than the drawing
+    # Pillow's PNG, or SVG written as text: matplotlib's import alone would cost more than the drawing.
+    if plot_format(args.plot) == "png":
         data = drawing.png(program, function=functions, nested=args.plot_nested or "deps")
     else:
-        data = drawing.render(program, "svg", function=functions, nested=args.plot_nested or "deps")
+        data = drawing.svg(program, function=functions, nested=args.plot_nested or "deps")
     return stage_file(args.plot, data, "plot")
 
 

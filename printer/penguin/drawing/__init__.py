@@ -7,6 +7,7 @@
     fig = drawing.plot(result.module())                 # a new Figure (Jupyter shows it)
     drawing.plot(m, "g.png", function=drawing.functions_with_deps(m), nested="deps")  # hlo2penguin --plot's picture
     data = drawing.png(m, function=None)                # PNG bytes drawn with Pillow alone: no matplotlib import
+    text = drawing.svg(m, function=None)                # SVG bytes written as text: no matplotlib import
 
 Nodes are named by their HLO instruction names (an argument or a `return`,
 which have no HLO instruction of their own, or a name used twice, gets a
@@ -23,9 +24,10 @@ node (`^name`, dashed). No Graphviz is needed.
 
 By role: `model` (the graph both pictures draw), `dot` (Graphviz DOT),
 `layout` (the layered layout: panels, boxes, routes), `canvas` (matplotlib,
-imported on first use: the runtime needs numpy alone) and `raster` (the
+imported on first use: the runtime needs numpy alone), `raster` (the
 same layout as a PNG with Pillow alone, which imports in milliseconds:
-`hlo2penguin --plot OUT.png`). A
+`hlo2penguin --plot OUT.png`) and `vector` (the same layout written as SVG
+text, no library at all: `hlo2penguin --plot OUT.svg`). A
 Module draws itself with this package (`_repr_svg_`), so no module here
 imports `printer.penguin.module` (an import ring, tests/test_imports.py).
 """
@@ -34,6 +36,7 @@ from printer.penguin.drawing.dot import to_dot
 from printer.penguin.drawing.model import Graph, entry_function, functions_with_deps, graph
 from printer.penguin.drawing.canvas import PLOT_FORMATS, plot, render
 from printer.penguin.drawing.raster import png
+from printer.penguin.drawing.vector import svg
 
-__all__ = ["to_dot", "plot", "render", "png", "graph", "Graph", "PLOT_FORMATS", "entry_function",
+__all__ = ["to_dot", "plot", "render", "png", "svg", "graph", "Graph", "PLOT_FORMATS", "entry_function",
            "functions_with_deps"]
