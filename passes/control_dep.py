@@ -1,6 +1,6 @@
 """What a control-dep custom-call is and what it orders, shared by link #1,
-link #3, link #4 and the chain's accounting (spec: "isControlDep — the shared
-dual-dialect recognizer")."""
+link #3, link #4 and the chain's accounting, as the binary's one recognizer
+`isControlDep` is (docs/link3-contract.md#recognizer-what-a-control-dep-call-is)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,8 @@ def _readers(value) -> list:
 class ControlDepError(ChainError):
     """A control-dep custom-call that cannot be one: with no operand it has
     no data operand for its result to stand for. The printer refuses it (link
-    #3 leaves it alone, as the spec's walk filter does). `location` is the op's."""
+    #3 leaves it alone, as the binary's walk filter does:
+    docs/link3-contract.md#walk-filter-which-calls-are-rebuilt). `location` is the op's."""
 
     def __init__(self, message: str, where: str | None = None, location=None):
         super().__init__(message, where)

@@ -8,8 +8,9 @@ whole module before the first line (`printer.naming`). Attributes are
 written as Python values (`printer.attributes`: a constant as `dense(…)`,
 dimensions as tuples, 'LT'), so that `Module.execute` can run the program.
 
-printControlDeps (spec: "isControlDep — … all four Penguin printer
-call-sites"): a control-dep custom-call is not a Penguin instruction. Its
+printControlDeps (the binary's printers share link #3's recognizer:
+docs/link3-contract.md#recognizer-what-a-control-dep-call-is; docs/design.md#link-4-what-the-printer-reads):
+a control-dep custom-call is not a Penguin instruction. Its
 result stands for its data operand (the last); each other operand is a
 predecessor, and each op that uses its result is a successor, giving per
 predecessor, on the successor, the statement neuronx-cc's printer writes:

@@ -16,8 +16,9 @@ Through the Python API (`pipeline.run`, `passes.hlo.text.decode`,
 `pipeline.xla.isolated.parse`, `pipeline.xla.importer.import_hlo`; the flatten pass and
 the printer for MLIR) the same input raises a specific exception type whose
 message is the CLI's line without its `PROG: error: ` prefix. Rows with
-`message=None` are inputs accepted on purpose (as XLA, or the spec of link
-#3, accepts them): exit 0, the output written.
+`message=None` are inputs accepted on purpose (as XLA, or link #3 as the
+binary does, accepts them: docs/link3-contract.md#walk-filter-which-calls-are-rebuilt): exit 0,
+the output written.
 
 XLA's parser is the chain's one reader: beyond the text checks (not UTF-8,
 a byte-order mark, empty: `HloSyntaxError`), every HLO input it refuses is
@@ -224,7 +225,8 @@ def accepts_names_repeated_across_computations(data, places):
 
 
 def flatten_leaves_call_without_operands_and_printer_refuses(data, places):
-    """The spec's walk filter skips a call with no operands; the printer,
+    """The binary's walk filter skips a call with no operands
+    (docs/link3-contract.md#walk-filter-which-calls-are-rebuilt); the printer,
     which must give its result a value, refuses it."""
     module = parse_mlir(data)
     assert FlattenControlDepTupleOperands(STABLEHLO).run(module) == FlattenResult(False, 0, 0)

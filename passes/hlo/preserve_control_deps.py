@@ -7,10 +7,12 @@ A successor S with control predecessors p0..pk-1 gets
 
 as its operand 0 (D, the old operand 0, is the data operand and comes last),
 and loses its control predecessors: the edge now lives in data, which XLA's
-HLO→MLIR importer keeps. Spec: "Pipeline Position — the round-trip with 4.15".
+HLO→MLIR importer keeps (docs/design.md#link-1-what-each-edge-becomes; where link
+#3 takes over: docs/link3-contract.md#where-the-pass-sits).
 
-Two kinds of instruction cannot play their part directly (DESIGN.md, "Link #1
-details"):
+Two kinds of instruction cannot play their part directly
+(docs/design.md#successors-that-cannot-take-the-call and
+docs/design.md#predecessors-without-a-value-after-import-and-async-pairs):
 - a successor that has no operand, or whose operand XLA pins (`*-done` and
   `*-update` must read their `*-start`): its edges are rerouted to each user
   of S, the custom-call wrapping S's value where that user reads it;
@@ -65,7 +67,8 @@ def _name(instr: Instruction) -> str:
 @dataclass(frozen=True)
 class PreserveControlDeps:
     """The HLO pass. `bundle=True` sends the predecessors through one HLO
-    `tuple`, so that the importer produces the spec's tuple artifact. The
+    `tuple`, so that the importer produces the tuple artifact the binary's
+    notes picture (docs/design.md#bundle-mode). The
     object holds its options only; what one run needs lives in `_Run`."""
 
     bundle: bool = option(False, help="pass each successor's predecessors through one HLO tuple")

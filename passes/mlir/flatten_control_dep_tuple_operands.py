@@ -6,14 +6,15 @@ as a tuple op (or a get_tuple_element of one). This pass rewrites each such
 call to take the tuple's elements as plain operands, so that the printer sees
 one operand per predecessor. One algorithm; the `dialect` field, a row of
 `passes.dialects` (the op names it matches and its mnemonic), is all that
-differs between the twins (spec: "MHLO vs StableHLO — the divergence").
+differs between the twins (docs/link3-contract.md#mhlo-and-stablehlo-twins).
 
 Its options (`scope`, `keep_attributes`, `until_unchanged`) are declared once,
 as fields made by `passes.options.option`: hlo2penguin-opt's flags, its
 pipeline syntax (`{scope=all keep-attributes=true}`), the check of a value
 and the chain's options all come from those declarations.
 
-Where we differ from the binary, and why (each pinned by a lit test):
+Where we differ from the binary, and why (each pinned by a lit test;
+docs/link3-contract.md#divergences-from-the-binary):
 - scope: the binary flattens "the first func::FuncOp"; the importer often
   puts private functions first, so the default is the function `main`;
   `first` reproduces the binary, `all` walks every function;
@@ -115,7 +116,8 @@ class FlattenControlDepTupleOperands:
             if not (self.until_unchanged and result.changed):
                 return total
 
-    # spec: getMainFunction, with the scope divergence documented above
+    # the binary's getMainFunction, with the scope divergence documented above
+    # (docs/link3-contract.md#scope-which-functions-are-walked)
     def functions(self, module_op) -> list:
         funcs = [o.operation for o in module_op.regions[0].blocks[0].operations
                  if o.operation.name == FUNC_FUNC]
@@ -130,7 +132,8 @@ class FlattenControlDepTupleOperands:
                                f"(functions: {names}); use scope=first or scope=all")
         return main
 
-    # spec: Walk Filter Lambda — control-dep calls that still have a tuple/GTE operand
+    # the binary's walk filter: control-dep calls that still have a tuple/GTE operand
+    # (docs/link3-contract.md#walk-filter-which-calls-are-rebuilt)
     def collect(self, fn) -> list:
         hits = []
         tupleish = (self.dialect.tuple, self.dialect.get_tuple_element)
@@ -144,7 +147,8 @@ class FlattenControlDepTupleOperands:
         fn.walk(visit, ir.WalkOrder.PRE_ORDER, op_class=_custom_call_class(self.dialect))
         return hits
 
-    # spec: replaceTuples
+    # the binary's replaceTuples (docs/link3-contract.md#operand-rewrite-replacetuples,
+    # docs/link3-contract.md#rebuilt-call, docs/link3-contract.md#clean-up)
     def replace_tuples(self, calls: list, context) -> FlattenResult:
         result = FlattenResult(changed=bool(calls))
         bypassed: dict[ir.Operation, None] = {}  # ordered set, each op once

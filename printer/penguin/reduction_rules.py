@@ -214,7 +214,7 @@ def _scatter(frame, instr, xs):
         for o, a in zip(window_positions, window):
             full[o] += update_index[a]
         if not all(0 <= f < n for f, n in zip(full, outs[0].shape)):
-            continue  # out of bounds: skipped, as the spec says
+            continue  # out of bounds: skipped, as the StableHLO specification says
         at = tuple(full)
         new = frame.block(instr.blocks[0], [np.asarray(r[at]) for r in outs]
                           + [np.asarray(u[update_index]) for u in updates])

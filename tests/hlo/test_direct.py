@@ -4,7 +4,8 @@ modules and seeded mutants, the two give the same serialized module, byte
 for byte, and the same account of every edge.
 
 The general rewrite is the reference here because it is the one the rest of
-the suite holds to XLA and the spec; this file pins that the fast lane
+the suite holds to XLA and the binary (docs/design.md#link-1-what-each-edge-becomes);
+this file pins that the fast lane
 changes nothing (`PreserveControlDeps(direct=False)` turns it off).
 """
 

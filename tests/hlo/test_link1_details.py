@@ -79,7 +79,7 @@ def test_shared_reroute_is_one_call_holding_every_predecessor_once(bundle):
     [xla_call] = out.xla.calls()
     assert xla["loop"].operands == (xla_call.name,) and xla_call.operands[-1] == "init"
     preds = xla_call.operands[:-1]
-    if bundle:  # every predecessor through one tuple, as the spec pictures it
+    if bundle:  # every predecessor through one tuple, as the binary's notes picture it (docs/design.md#bundle-mode)
         [tup] = preds
         assert xla[tup].opcode == "tuple"
         preds = xla[tup].operands

@@ -212,9 +212,10 @@ def test_the_imported_stablehlo_example_agrees_through_legalization():
 
 
 def test_gte_of_a_tuple():
-    """Ours: GTE(tuple(a, b)) brings *every* element of the tuple (the spec's
-    replaceTuples). Theirs: the GTE result is not a tuple, so the operand is
-    left alone and the greedy driver folds GTE(tuple)[1] to `b` only."""
+    """Ours: GTE(tuple(a, b)) brings *every* element of the tuple (the binary's
+    replaceTuples: docs/link3-contract.md#operand-rewrite-replacetuples).
+    Theirs: the GTE result is not a tuple, so the operand is left alone and
+    the greedy driver folds GTE(tuple)[1] to `b` only."""
     text = f"""
     func.func @main(%a: tensor<f32>, %b: tensor<i32>, %d: tensor<4xf32>) -> tensor<4xf32> {{
       %t = mhlo.tuple %a, %b : {T2}
@@ -285,7 +286,8 @@ def test_gte_of_a_block_argument():
 
 
 def test_nested_tuples():
-    """Ours: one level per run (the spec's loop), so the inner tuple is an
+    """Ours: one level per run (the binary's loop:
+    docs/link3-contract.md#one-level-per-run-or-until-unchanged), so the inner tuple is an
     operand after the first run. Theirs: recursive, fully flat at once."""
     text = f"""
     func.func @main(%a: tensor<f32>, %b: tensor<i32>, %e: tensor<i8>, %d: tensor<4xf32>) -> tensor<4xf32> {{

@@ -158,7 +158,8 @@ def test_link_3_gives_the_while_results_then_the_data_operand(dialect):
 @BOTH
 def test_link_3_with_bundle(dialect):
     """With bundle=True the while's tuple sits inside the bundle tuple. The
-    spec's rewrite is one level per run: the first run leaves the loop's
+    binary's rewrite is one level per run (docs/link3-contract.md#one-level-per-run-or-until-unchanged):
+    the first run leaves the loop's
     tuple as the predecessor operand, a second run reaches the while's
     results, and a third changes nothing."""
     mlir, _ = links_1_and_2(WHILE_PREDECESSOR, dialect, bundle=True)
