@@ -153,3 +153,23 @@ def test_check_and_regress_default_to_every_core():
         done = subprocess.run([sys.executable, "-m", "pipeline.cli", *command, "--help"], capture_output=True,
                               text=True, check=True)
         assert "(default: every core" in " ".join(done.stdout.split()), command
+
+
+def _help(*command: str) -> str:
+    done = subprocess.run([sys.executable, "-m", *command, "--help"], capture_output=True, text=True, check=True)
+    return " ".join(done.stdout.split())
+
+
+def test_the_dialect_flag_says_the_links_the_readme_says():
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    links = re.search(r"\| `--dialect stablehlo\\\|mhlo` \| dialect of links #(\d)–#(\d)", readme).groups()
+    assert f"dialect of links #{links[0]}-#{links[1]}" in _help("pipeline.cli")
+
+
+def test_the_two_scope_defaults_are_explained_where_they_differ():
+    assert "all (default:" in _help("pipeline.cli")                       # the chain walks every function
+    said = _help("pipeline.cli.opt")
+    assert "main (default" in said and "what hlo2penguin's chain walks" in said  # the pass alone keeps main
