@@ -274,3 +274,27 @@ def test_the_private_import_scan_finds_both_spellings(tmp_path):
     (package / "c.py").write_text("from jaxlib import _jax\n")
     assert _jaxlib_private_imports(tmp_path, ("pipeline",)) == {
         "pipeline.a": ["jaxlib._jax"], "pipeline.b": ["jaxlib._hlo.HloModule"], "pipeline.c": ["jaxlib._jax"]}
+
+
+LAYERS = ("passes", "printer", "pipeline")  # each imports only those before it (and itself)
+
+
+def _upward(edges: list[Edge]) -> list[Edge]:
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    return [e for e in edges if e.source.split(".")[0] in rank and e.target.split(".")[0] in rank
+            and rank[e.target.split(".")[0]] > rank[e.source.split(".")[0]]]
+
+
+def test_imports_run_one_way_pipeline_printer_passes():
+    up = _upward(import_edges())
+    assert not up, "imports against pipeline -> printer -> passes:\n" + "\n".join(
+        f"  {e.source} -> {e.target}: {e.where}" for e in up)
+
+
+def test_the_layer_check_sees_a_lazy_upward_import(tmp_path):
+    (tmp_path / "passes").mkdir()
+    (tmp_path / "pipeline").mkdir()
+    (tmp_path / "pipeline" / "run.py").write_text("")
+    (tmp_path / "passes" / "pass_.py").write_text("def f():\n    from pipeline import run\n")
+    up = _upward(import_edges(tmp_path, ("passes", "pipeline")))
+    assert [(e.source, e.target, e.lazy) for e in up] == [("passes.pass_", "pipeline.run", True)]
