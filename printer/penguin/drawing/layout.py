@@ -383,3 +383,58 @@ def route_curve(r: Route, top: float) -> tuple[list[tuple[float, float]], list[s
         verts += [(a[0] + mid, a[1]), (b[0] - mid, b[1]), b]
         codes += ["C"] * 3
     return verts, codes
+
+
+# --------------------------------------------------------------------------
+# The legend, placed (what raster.py and vector.py draw under the title)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    """One mark of the legend and its label: `what` is line, dash or patch;
+    `style` a colour (line, dash) or (fill, edge, dashed) for a patch; the
+    mark runs from (x, y) for `handle` inches, the label starts at `label_x`."""
+
+    what: str
+    style: object
+    label: str
+    x: float
+    y: float
+    handle: float
+    label_x: float
+
+
+LEGEND_FONT = FONT * 0.9  # points, the legend's labels
+
+
+def legend_title(s: Sheet) -> str:
+    """The line above the legend: the module, its functions drawn, and what the picture counts."""
+    g = s.graph
+    fns = ", ".join(f"@{f.name}" for f in g.functions)
+    return f"{g.module.name} {fns}: {len(g.nodes)} nodes, {len(g.data_edges)} data edges, {len(g.dep_edges)} dep edges"
+
+
+def legend_entries(s: Sheet, text_width) -> list[LegendEntry]:
+    """The legend's six entries, in three columns of two, placed as
+    canvas's matplotlib legend places them; `text_width(label, points)`
+    measures a label in inches (each renderer measures its own text)."""
+    from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL
+
+    region = "op with regions" + (" (panels below)" if s.nested != "none" else "")
+    marks = [("line", DATA_COLOR, "data edge (operand)"), ("dash", DEP_COLOR, "dep edge (add_dep_edge)"),
+             ("patch", (FILL["instruction"], DEP_COLOR, False), "on a dep edge"),
+             ("patch", (FILL["region"], "#444444", False), region),
+             ("patch", (FILL["argument"], "#444444", False), "argument"),
+             ("patch", (FILL["ghost"], "#999999", True), "^value of an enclosing block")]
+    handle = 3 * LEGEND_FONT / 72  # handlelength 3 (font sizes), in inches
+    placed, x = [], 0.12
+    for column in range(3):
+        widest = 0.0
+        for row in range(2):
+            what, style, label = marks[column * 2 + row]
+            placed.append(LegendEntry(what, style, label, x, 0.3 + row * 0.17, handle, x + handle + 0.11))
+            widest = max(widest, text_width(label, LEGEND_FONT))
+        x += handle + 0.11 + widest + 0.28
+    return placed
+

@@ -15,7 +15,8 @@ import os
 from collections.abc import Sequence
 from functools import lru_cache
 
-from printer.penguin.drawing.layout import BOX_H, FONT, Box, Panel, Route, Sheet, route_curve, sheet
+from printer.penguin.drawing.layout import (BOX_H, FONT, LEGEND_FONT, Box, Panel, Route, Sheet, legend_entries,
+                                            legend_title, route_curve, sheet)
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
 
 # `Module` is named in annotations only (see model.py).
@@ -145,39 +146,20 @@ class Raster:
 
     def legend(self) -> None:
         """What the lines and fills mean, under a title counting nodes and edges (as canvas's legend)."""
-        g = self.sheet.graph
-        fns = ", ".join(f"@{f.name}" for f in g.functions)
-        title = (f"{g.module.name} {fns}: {len(g.nodes)} nodes, {len(g.data_edges)} data edges, "
-                 f"{len(g.dep_edges)} dep edges")
-        fs = FONT * 0.9
-        self.text((0.12, 0.08), title, "sans", FONT * 1.05, "#000000", "la")
-        region = "op with regions" + (" (panels below)" if self.sheet.nested != "none" else "")
-        entries = [("line", DATA_COLOR, "data edge (operand)"), ("dash", DEP_COLOR, "dep edge (add_dep_edge)"),
-                   ("patch", (FILL["instruction"], DEP_COLOR, False), "on a dep edge"),
-                   ("patch", (FILL["region"], "#444444", False), region),
-                   ("patch", (FILL["argument"], "#444444", False), "argument"),
-                   ("patch", (FILL["ghost"], "#999999", True), "^value of an enclosing block")]
-        handle = 3 * fs / 72  # handlelength 3 (font sizes), in inches
-        x = 0.12
-        for column in range(3):
-            widest = 0.0
-            for row in range(2):
-                what, style, label = entries[column * 2 + row]
-                y = 0.3 + row * 0.17
-                if what == "patch":
-                    fill, edge, dashed = style
-                    self.box((x, y - 0.04, x + handle, y + 0.04), 0, fill, edge, 1.4 if edge == DEP_COLOR else 0.8,
-                             dashed=dashed)
+        self.text((0.12, 0.08), legend_title(self.sheet), "sans", FONT * 1.05, "#000000", "la")
+        width = lambda label, size: self.ink.textlength(label, font=self.font("sans", size)) / self.scale  # noqa: E731
+        for e in legend_entries(self.sheet, width):
+            if e.what == "patch":
+                fill, edge, dashed = e.style
+                self.box((e.x, e.y - 0.04, e.x + e.handle, e.y + 0.04), 0, fill, edge,
+                         1.4 if edge == DEP_COLOR else 0.8, dashed=dashed)
+            else:
+                line = [(self.px(e.x), self.px(e.y)), (self.px(e.x + e.handle), self.px(e.y))]
+                if e.what == "dash":
+                    self.dashed(line, e.style, self.pt(1.4), self.pt(5.6), self.pt(3.5))
                 else:
-                    line = [(self.px(x), self.px(y)), (self.px(x + handle), self.px(y))]
-                    if what == "dash":
-                        self.dashed(line, style, self.pt(1.4), self.pt(5.6), self.pt(3.5))
-                    else:
-                        self.ink.line(line, fill=style, width=max(round(self.pt(0.9)), 1))
-                self.text((x + handle + 0.11, y), label, "sans", fs, "#000000", "lm")
-                font = self.font("sans", fs)
-                widest = max(widest, self.ink.textlength(label, font=font) / self.scale)
-            x += handle + 0.11 + widest + 0.28
+                    self.ink.line(line, fill=e.style, width=max(round(self.pt(0.9)), 1))
+            self.text((e.label_x, e.y), e.label, "sans", LEGEND_FONT, "#000000", "lm")
 
     # ---------------------------------------------------------------- primitives
 

@@ -17,7 +17,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from printer.penguin.drawing.layout import BOX_H, FONT, Box, Panel, Route, Sheet, route_curve, sheet
+from printer.penguin.drawing.layout import (BOX_H, FONT, LEGEND_FONT, Box, Panel, Route, Sheet, legend_entries,
+                                            legend_title, route_curve, sheet)
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
 
 # `Module` is named in annotations only (see model.py).
@@ -161,38 +162,19 @@ class Vector:
 
     def legend(self) -> None:
         """What the lines and fills mean, under a title counting nodes and edges (as canvas's legend)."""
-        g = self.sheet.graph
-        fns = ", ".join(f"@{f.name}" for f in g.functions)
-        title = (f"{g.module.name} {fns}: {len(g.nodes)} nodes, {len(g.data_edges)} data edges, "
-                 f"{len(g.dep_edges)} dep edges")
-        fs = FONT * 0.9
         self.out.append('<g class="legend">\n')
-        self.text((0.12, 0.08), title, "sans", FONT * 1.05, "#000000", "la", "legend-title")
-        region = "op with regions" + (" (panels below)" if self.sheet.nested != "none" else "")
-        entries = [("line", DATA_COLOR, "data edge (operand)"), ("dash", DEP_COLOR, "dep edge (add_dep_edge)"),
-                   ("patch", (FILL["instruction"], DEP_COLOR, False), "on a dep edge"),
-                   ("patch", (FILL["region"], "#444444", False), region),
-                   ("patch", (FILL["argument"], "#444444", False), "argument"),
-                   ("patch", (FILL["ghost"], "#999999", True), "^value of an enclosing block")]
-        handle = 3 * fs / 72  # handlelength 3 (font sizes), in inches
-        x = 0.12
-        for column in range(3):
-            widest = 0.0
-            for row in range(2):
-                what, style, label = entries[column * 2 + row]
-                y = 0.3 + row * 0.17
-                if what == "patch":
-                    fill, edge, dashed = style
-                    self.box((x, y - 0.04, x + handle, y + 0.04), 0, fill, edge, 1.4 if edge == DEP_COLOR else 0.8,
-                             dashed=dashed)
-                else:  # a <line>, not a <path>: every path of the picture is a route
-                    width, dash = (1.4, ' stroke-dasharray="5.6 3.5"') if what == "dash" else (0.9, "")
-                    self.out.append(f'<line x1="{_n(self.pt(x))}" y1="{_n(self.pt(y))}" '
-                                    f'x2="{_n(self.pt(x + handle))}" y2="{_n(self.pt(y))}" stroke="{style}" '
-                                    f'stroke-width="{_n(width)}"{dash}/>\n')
-                self.text((x + handle + 0.11, y), label, "sans", fs, "#000000", "lm")
-                widest = max(widest, _text_width(label, fs) / PT)
-            x += handle + 0.11 + widest + 0.28
+        self.text((0.12, 0.08), legend_title(self.sheet), "sans", FONT * 1.05, "#000000", "la", "legend-title")
+        for e in legend_entries(self.sheet, lambda label, size: _text_width(label, size) / PT):
+            if e.what == "patch":
+                fill, edge, dashed = e.style
+                self.box((e.x, e.y - 0.04, e.x + e.handle, e.y + 0.04), 0, fill, edge,
+                         1.4 if edge == DEP_COLOR else 0.8, dashed=dashed)
+            else:  # a <line>, not a <path>: every path of the picture is a route
+                width, dash = (1.4, ' stroke-dasharray="5.6 3.5"') if e.what == "dash" else (0.9, "")
+                self.out.append(f'<line x1="{_n(self.pt(e.x))}" y1="{_n(self.pt(e.y))}" '
+                                f'x2="{_n(self.pt(e.x + e.handle))}" y2="{_n(self.pt(e.y))}" stroke="{e.style}" '
+                                f'stroke-width="{_n(width)}"{dash}/>\n')
+            self.text((e.label_x, e.y), e.label, "sans", LEGEND_FONT, "#000000", "lm")
         self.out.append("</g>\n")
 
     # ---------------------------------------------------------------- primitives
