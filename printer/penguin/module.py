@@ -63,17 +63,17 @@ class Module:
         return {(d.successor.computation, d.predecessor.name, d.successor.name) for d in self.dependencies}
 
     def _repr_svg_(self) -> str | None:
-        """Jupyter's view: the graph of every function, as `printer.penguin.drawing.plot`
-        draws it, at most _SVG_WIDTH_PT wide (it scales down, text with it).
+        """Jupyter's view: the graph of every function and every nested block,
+        as `printer.penguin.drawing.svg` writes it (the picture `plot` draws), at most _SVG_WIDTH_PT wide (it scales down, text with it).
         None (Jupyter shows the text repr) past _SVG_INSTRUCTIONS instructions:
         1,000 take seconds and megabytes; `drawing.plot(module, "graph.svg")` still
         draws them. No PNG as well: Jupyter would draw that too on every
         display, and picks SVG."""
         if next(islice(self.instructions(), _SVG_INSTRUCTIONS, None), None) is not None:
             return None
-        from printer.penguin import drawing  # matplotlib, on first display only
+        from printer.penguin import drawing  # on first display only
 
-        svg = drawing.render(self, "svg", function=None).decode()
+        svg = drawing.svg(self, function=None, nested="all").decode()  # written as text: no matplotlib
         svg = svg[svg.index("<svg"):]  # the root alone, as IPython.display.SVG keeps it
         return _fit_width(svg, _SVG_WIDTH_PT)
 
