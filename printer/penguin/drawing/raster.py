@@ -15,9 +15,9 @@ import os
 from collections.abc import Sequence
 from functools import lru_cache
 
-from printer.penguin.drawing.layout import (BOX_H, FONT, LEGEND_FONT, Box, Panel, Route, Sheet, legend_entries,
-                                            legend_title, route_curve, sheet)
+from printer.penguin.drawing.layout import BOX_H, FONT, Box, Route, Sheet, route_curve, sheet
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
+from printer.penguin.drawing.painter import Painter
 
 # `Module` is named in annotations only (see model.py).
 
@@ -34,13 +34,13 @@ def png(module: Module, function: str | Sequence[str] | None = "main", *, nested
     return Raster(sheet(graph(module, function), nested), dpi).draw()
 
 
-class Raster:
+class Raster(Painter):
     """A Sheet drawn on a Pillow image: `scale` pixels to the sheet's inch."""
 
     def __init__(self, laid_out: Sheet, dpi: float):
         from PIL import Image, ImageDraw
 
-        self.sheet = laid_out
+        super().__init__(laid_out)
         # Pixel limits as in canvas.plot: a huge graph is drawn smaller rather than refused.
         limit = 60000 / dpi
         shrink = min(1.0, limit / laid_out.width, limit / laid_out.height)
@@ -50,8 +50,6 @@ class Raster:
         self.scale = self.dpi * self.factor
         self.image = Image.new("RGB", (self.size[0] * self.factor, self.size[1] * self.factor), "white")
         self.ink = ImageDraw.Draw(self.image)
-        deps = laid_out.graph.dep_edges
-        self.on_dep = {id(e.source) for e in deps} | {id(e.target) for e in deps}
 
     # ---------------------------------------------------------------- units
 
@@ -77,22 +75,6 @@ class Raster:
         dpi = round(self.dpi)
         image.save(buffer, format="PNG", dpi=(dpi, dpi), compress_level=6)
         return buffer.getvalue()
-
-    def panel(self, p: Panel) -> None:
-        """Its frame and title, its data edges, dep edges, boxes, then the texts."""
-        self.box((0.08, p.top, self.sheet.width - 0.08, p.top + p.height), 0.1, "#fafafa", "#bbbbbb", 0.8)
-        self.text((0.2, p.top + 0.08), p.title, "bold", FONT * 1.1, "#333333", "la")
-        top = p.top + p.rows_top
-        for r in p.routes:
-            if not r.edge.dep:
-                self.edge(r, top)
-        for r in p.routes:
-            if r.edge.dep:
-                self.edge(r, top)
-        for b in p.boxes:
-            self.node(b, top)
-        for r in p.routes:
-            self.tag(r, top)
 
     def node(self, b: Box, top: float) -> None:
         """A box (red-edged on a dep edge, dashed for a ghost), its name and its opcode."""
@@ -144,22 +126,16 @@ class Raster:
         self.ink.rectangle((x0 - pad, y0 - pad, x1 + pad, y1 + pad), fill="#fafafa")
         self.ink.text(xy, text, fill=DATA_COLOR, font=font, anchor="lm")
 
-    def legend(self) -> None:
-        """What the lines and fills mean, under a title counting nodes and edges (as canvas's legend)."""
-        self.text((0.12, 0.08), legend_title(self.sheet), "sans", FONT * 1.05, "#000000", "la")
-        width = lambda label, size: self.ink.textlength(label, font=self.font("sans", size)) / self.scale  # noqa: E731
-        for e in legend_entries(self.sheet, width):
-            if e.what == "patch":
-                fill, edge, dashed = e.style
-                self.box((e.x, e.y - 0.04, e.x + e.handle, e.y + 0.04), 0, fill, edge,
-                         1.4 if edge == DEP_COLOR else 0.8, dashed=dashed)
-            else:
-                line = [(self.px(e.x), self.px(e.y)), (self.px(e.x + e.handle), self.px(e.y))]
-                if e.what == "dash":
-                    self.dashed(line, e.style, self.pt(1.4), self.pt(5.6), self.pt(3.5))
-                else:
-                    self.ink.line(line, fill=e.style, width=max(round(self.pt(0.9)), 1))
-            self.text((e.label_x, e.y), e.label, "sans", LEGEND_FONT, "#000000", "lm")
+    def legend_mark(self, e) -> None:
+        line = [(self.px(e.x), self.px(e.y)), (self.px(e.x + e.handle), self.px(e.y))]
+        if e.what == "dash":
+            self.dashed(line, e.style, self.pt(1.4), self.pt(5.6), self.pt(3.5))
+        else:
+            self.ink.line(line, fill=e.style, width=max(round(self.pt(0.9)), 1))
+
+    def text_width(self, label: str, points: float) -> float:
+        """`label`'s width in inches, as Pillow measures it."""
+        return self.ink.textlength(label, font=self.font("sans", points)) / self.scale
 
     # ---------------------------------------------------------------- primitives
 
@@ -173,7 +149,7 @@ class Raster:
         self.dashed([(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)], edge, lw, self.pt(3.7 * width),
                     self.pt(1.6 * width))
 
-    def text(self, inches, text: str, style: str, points: float, color: str, anchor: str) -> None:
+    def text(self, inches, text: str, style: str, points: float, color: str, anchor: str, role: str = "") -> None:
         self.ink.text((self.px(inches[0]), self.px(inches[1])), text, fill=color, font=self.font(style, points),
                       anchor=anchor)
 

@@ -17,9 +17,9 @@ import math
 import re
 from collections.abc import Sequence
 
-from printer.penguin.drawing.layout import (BOX_H, FONT, LEGEND_FONT, Box, Panel, Route, Sheet, legend_entries,
-                                            legend_title, route_curve, sheet)
+from printer.penguin.drawing.layout import BOX_H, FONT, Box, Route, Sheet, route_curve, sheet
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
+from printer.penguin.drawing.painter import Painter
 
 # `Module` is named in annotations only (see model.py).
 
@@ -55,14 +55,12 @@ def _n(v: float) -> str:
     return "0" if s == "-0" else s
 
 
-class Vector:
+class Vector(Painter):
     """A Sheet written as SVG elements, in points, y down as in the sheet."""
 
     def __init__(self, laid_out: Sheet):
-        self.sheet = laid_out
+        super().__init__(laid_out)
         self.out: list[str] = []
-        deps = laid_out.graph.dep_edges
-        self.on_dep = {id(e.source) for e in deps} | {id(e.target) for e in deps}
 
     # ---------------------------------------------------------------- units
 
@@ -85,22 +83,10 @@ class Vector:
         self.out.append("</svg>\n")
         return "".join(self.out).encode("utf-8")
 
-    def panel(self, p: Panel) -> None:
-        """Its frame and title, its data edges, dep edges, boxes, then the texts (as raster.py)."""
-        self.out.append('<g class="panel">\n')
-        self.box((0.08, p.top, self.sheet.width - 0.08, p.top + p.height), 0.1, "#fafafa", "#bbbbbb", 0.8)
-        self.text((0.2, p.top + 0.08), p.title, "bold", FONT * 1.1, "#333333", "la", "title")
-        top = p.top + p.rows_top
-        for r in p.routes:
-            if not r.edge.dep:
-                self.edge(r, top)
-        for r in p.routes:
-            if r.edge.dep:
-                self.edge(r, top)
-        for b in p.boxes:
-            self.node(b, top)
-        for r in p.routes:
-            self.tag(r, top)
+    def group(self, kind: str) -> None:
+        self.out.append(f'<g class="{kind}">\n')
+
+    def end_group(self) -> None:
         self.out.append("</g>\n")
 
     def node(self, b: Box, top: float) -> None:
@@ -160,22 +146,17 @@ class Vector:
                         'fill="#fafafa"/>')
         self.text((x, y), text, "sans", size, DATA_COLOR, "lm", "tag")
 
-    def legend(self) -> None:
-        """What the lines and fills mean, under a title counting nodes and edges (as canvas's legend)."""
-        self.out.append('<g class="legend">\n')
-        self.text((0.12, 0.08), legend_title(self.sheet), "sans", FONT * 1.05, "#000000", "la", "legend-title")
-        for e in legend_entries(self.sheet, lambda label, size: _text_width(label, size) / PT):
-            if e.what == "patch":
-                fill, edge, dashed = e.style
-                self.box((e.x, e.y - 0.04, e.x + e.handle, e.y + 0.04), 0, fill, edge,
-                         1.4 if edge == DEP_COLOR else 0.8, dashed=dashed)
-            else:  # a <line>, not a <path>: every path of the picture is a route
-                width, dash = (1.4, ' stroke-dasharray="5.6 3.5"') if e.what == "dash" else (0.9, "")
-                self.out.append(f'<line x1="{_n(self.pt(e.x))}" y1="{_n(self.pt(e.y))}" '
-                                f'x2="{_n(self.pt(e.x + e.handle))}" y2="{_n(self.pt(e.y))}" stroke="{e.style}" '
-                                f'stroke-width="{_n(width)}"{dash}/>\n')
-            self.text((e.label_x, e.y), e.label, "sans", LEGEND_FONT, "#000000", "lm")
-        self.out.append("</g>\n")
+    def legend_mark(self, e) -> None:
+        """A <line>, not a <path>: every path of the picture is a route."""
+        width, dash = (1.4, ' stroke-dasharray="5.6 3.5"') if e.what == "dash" else (0.9, "")
+        self.out.append(f'<line x1="{_n(self.pt(e.x))}" y1="{_n(self.pt(e.y))}" '
+                        f'x2="{_n(self.pt(e.x + e.handle))}" y2="{_n(self.pt(e.y))}" stroke="{e.style}" '
+                        f'stroke-width="{_n(width)}"{dash}/>\n')
+
+    @staticmethod
+    def text_width(label: str, points: float) -> float:
+        """`label`'s width in inches, estimated from DejaVu's average advance."""
+        return _text_width(label, points) / PT
 
     # ---------------------------------------------------------------- primitives
 
