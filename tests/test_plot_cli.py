@@ -13,7 +13,6 @@ import subprocess
 import sys
 from xml.etree import ElementTree
 
-import pytest
 
 DUMPS = pathlib.Path(__file__).parent / "pipeline_dumps"
 SCRIPT = shutil.which("hlo2penguin", path=os.path.dirname(sys.executable))
@@ -113,14 +112,20 @@ def test_help_documents_the_plot_flags():
         assert word in text
 
 
+def plot_in_a_child(hlo, out, tmp_path) -> subprocess.CompletedProcess:
+    """`hlo2penguin HLO -o … -q --plot OUT` in a fresh interpreter, which prints
+    its exit status and whether matplotlib was imported."""
+    code = ("import sys; from pipeline.cli.hlo2penguin import main; "
+            f"status = main([{str(hlo)!r}, '-o', {str(tmp_path / 'out.py')!r}, '-q', '--plot', {str(out)!r}]); "
+            "print(status, 'matplotlib' in sys.modules)")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+
+
 def test_a_png_plot_is_drawn_without_matplotlib(tmp_path):
     """Pillow draws the PNG: matplotlib's import alone would cost more than the drawing."""
     out = tmp_path / "graph.png"
-    code = ("import sys; from pipeline.cli.hlo2penguin import main; "
-            f"status = main([{str(NESTED)!r}, '-o', {str(tmp_path / 'out.py')!r}, '-q', '--plot', {str(out)!r}]); "
-            "print(status, 'matplotlib' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    done = plot_in_a_child(NESTED, out, tmp_path)
     assert done.stdout.split() == ["0", "False"], done.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 import functools
 import pathlib
 import re
-import subprocess
-import sys
 from xml.etree import ElementTree
 
 import pytest
@@ -209,12 +207,10 @@ def test_a_cycle_draws_its_back_edge_as_a_dashed_red_curve():
 
 def test_an_svg_plot_is_written_without_matplotlib(tmp_path):
     """Text is written directly: matplotlib's import alone would cost more than the drawing."""
+    from test_plot_cli import plot_in_a_child
+
     out = tmp_path / "graph.svg"
-    code = ("import sys; from pipeline.cli.hlo2penguin import main; "
-            f"status = main([{str(NESTED)!r}, '-o', {str(tmp_path / 'out.py')!r}, '-q', '--plot', {str(out)!r}]); "
-            "print(status, 'matplotlib' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    done = plot_in_a_child(NESTED, out, tmp_path)
     assert done.stdout.split() == ["0", "False"], done.stderr
     module = module_of(NESTED)
     root = parse(out.read_bytes())
