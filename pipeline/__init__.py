@@ -3,12 +3,18 @@
     import pipeline
     result = pipeline.run("module.txt")                      # links #1-#4 and the check
     report = pipeline.verify("module.txt", "program.py")     # any program against its HLO
+    pipeline.close()                                         # end XLA's warm child (it ends at exit anyway)
 
 `run`, `verify`, `Options`, `ChainResult` and `Report` are the chain's own
 objects (`pipeline.chain.steps.run`, `pipeline.verifier.verify.verify`, …),
 imported on first use: `hlo2penguin --help` does not pay for jaxlib.
 `pipeline.testing.assert_round_trip` is for users' own tests. XLA's INFO
 log lines are off unless TF_CPP_MIN_LOG_LEVEL says otherwise.
+
+XLA runs in one warm child process per process (`pipeline.xla.worker`),
+started by the first call that needs it and reused by every later one;
+`close()` ends it (a long-lived host such as a Jupyter kernel that is done
+with the chain); the next call starts a new one.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ _EXPORTS = {
     "ChainResult": "pipeline.chain.result",
     "verify": "pipeline.verifier.verify",
     "Report": "pipeline.verifier.report",
+    "close": "pipeline.xla.worker",
 }
 
 __all__ = list(_EXPORTS)

@@ -105,22 +105,28 @@ def test_link_1_s_pass_object_keeps_nothing_of_a_run():
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads Linux's /proc")
-def test_the_importer_child_started_ahead_never_outlives_the_chain():
-    """With `isolate`, link #2's child starts before the read so that XLA
-    loads while link #1 runs; whether the chain ends well or fails before
-    link #2, no child is left waiting for a module."""
+def test_the_process_keeps_one_warm_child_whatever_the_chain_meets():
+    """With `isolate`, every run uses this process's one warm child: whether
+    the chain ends well, is refused, or XLA aborts its child (the dead one is
+    reaped and the next run starts another), no other child is left; and
+    `pipeline.close()` ends it."""
+    from pipeline.xla import worker as xla_child
+
+    pipeline.close()
     before = live_children()
     assert pipeline.run(EXAMPLE_HLO, check=False).penguin_source
-    assert live_children() == before
+    warm = xla_child.shared().process.pid
+    assert live_children() == before | {warm}
     with pytest.raises(XlaRejected, match=r"^<hlo text>:\d+:\d+: XLA's parser: "):  # refused by XLA's parser
         pipeline.run(EXAMPLE_HLO.replace("ROOT", "ROOT %undefined = f32[] negate(%nope)\n  %was_root ="))
-    assert live_children() == before
-    # XLA's parser kills its child (a parameter past the signature): no child is left either.
+    assert live_children() == before | {warm}
+    # XLA's parser kills its child (a parameter past the signature): the next run has a new one.
     with pytest.raises(XlaRejected, match=r"^<hlo text>: XLA's parser aborted \(signal \d+\)"):
         pipeline.run(EXAMPLE_HLO.replace("%x = f32[4]{0} parameter(0)", "%x = f32[4]{0} parameter(5)"))
-    assert live_children() == before
-    # Stopped after link #1, the chain never starts one.
     pipeline.run(EXAMPLE_HLO, stop_after="link #1", isolate=True)
+    again = xla_child.shared().process.pid
+    assert again != warm and live_children() == before | {again}
+    pipeline.close()
     assert live_children() == before
 
 
@@ -190,7 +196,7 @@ def _pieces_of(source: str) -> list[tuple[int, str]]:
 
 def test_xla_s_child_compiles_half_of_a_long_program_and_it_builds_the_same(long_program, monkeypatch):
     from pipeline.verifier import program
-    from pipeline.xla.child import XlaWorker
+    from pipeline.xla.worker import XlaWorker
 
     monkeypatch.setattr(program, "_PIECE_LINES", 1000)  # a dozen pieces, half of them the child's
 
@@ -219,7 +225,7 @@ def test_a_piece_the_child_compiled_keeps_the_program_s_line_numbers(long_progra
     """Errors in the child's half (the odd pieces) name their own lines, at
     run time and at compile time, and the child answers on after either."""
     from pipeline.verifier import program
-    from pipeline.xla.child import XlaWorker
+    from pipeline.xla.worker import XlaWorker
 
     lines = long_program.splitlines()
     start, text = _pieces_of(long_program)[1]
@@ -241,7 +247,7 @@ def test_a_piece_the_child_compiled_keeps_the_program_s_line_numbers(long_progra
 
 def test_a_long_program_still_runs_if_xla_s_child_has_died(long_program):
     from pipeline.verifier import program
-    from pipeline.xla.child import XlaWorker
+    from pipeline.xla.worker import XlaWorker
 
     worker = XlaWorker()
     worker.process.kill()

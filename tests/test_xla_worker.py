@@ -1,4 +1,4 @@
-"""The child that runs XLA for the chain (`pipeline.xla.isolated.XlaWorker`): it runs
+"""The child that runs XLA for the chain (`pipeline.xla.worker.XlaWorker`): it runs
 this copy of the chain whatever the working directory holds, answers in
 order, and a child that died is said so, never waited for."""
 
@@ -30,7 +30,7 @@ def test_the_child_runs_this_chain_whatever_the_working_directory_holds(tmp_path
     (tmp_path / "pipeline").mkdir()
     (tmp_path / "pipeline" / "__init__.py").write_text("raise ImportError('the wrong pipeline')\n")
     (tmp_path / "pipeline" / "xla").mkdir()
-    (tmp_path / "pipeline" / "xla" / "worker.py").write_text("raise ImportError('the wrong worker')\n")
+    (tmp_path / "pipeline" / "xla" / "child.py").write_text("raise ImportError('the wrong child')\n")
     monkeypatch.chdir(tmp_path)
     result = pipeline.run(TEXT, isolate=True)
     assert [(e.predecessor, e.successor, e.fate) for e in result.report.edges] == [("a", "s", "preserved")]
@@ -83,10 +83,11 @@ def test_worker_died_names_the_signal():
 def test_the_cli_starts_xla_s_child_first_and_its_run_takes_that_one(tmp_path, monkeypatch, capsys):
     """`hlo2penguin` starts the child before it imports the chain (the
     child loads jaxlib meanwhile), and the run uses that child: one child
-    per command, none left after it, whether the run succeeds or fails."""
+    per command, which `pipeline.close()` (or the process's exit) ends."""
     from pipeline.cli import hlo2penguin as cli
-    from pipeline.xla import child as xla_child
+    from pipeline.xla import worker as xla_child
 
+    xla_child.close()
     started = []
     real_init = XlaWorker.__init__
 
@@ -99,16 +100,17 @@ def test_the_cli_starts_xla_s_child_first_and_its_run_takes_that_one(tmp_path, m
     path = tmp_path / "m.hlo"
     path.write_text(TEXT)
     assert cli.main([str(path), "-o", str(tmp_path / "out.py"), "-q"]) == 0
-    assert len(started) == 1 and xla_child.take_early() is None
-    assert live_children() == before
-    assert cli.main([str(tmp_path / "missing.hlo"), "-q"]) == 2  # fails before the chain takes the child
-    assert len(started) == 2 and not started[1].alive and xla_child.take_early() is None
-    assert live_children() == before
+    assert len(started) == 1 and xla_child.shared() is started[0]
+    assert live_children() == before | {started[0].process.pid}
+    assert cli.main([str(tmp_path / "missing.hlo"), "-q"]) == 2
+    assert len(started) == 1 and started[0].alive  # the same child, still warm
     assert "cannot read input" in capsys.readouterr().err
+    pipeline.close()
+    assert live_children() == before and not started[0].alive
 
 
 def test_a_child_that_exited_is_said_to_have_exited_not_signalled():
-    from pipeline.xla.child import how_it_ended
+    from pipeline.xla.worker import how_it_ended
     from pipeline.xla.isolated import aborted
 
     assert how_it_ended(-6) == "signal 6" and how_it_ended(1) == "exit status 1"

@@ -11,7 +11,7 @@ from passes.hlo.preserve_control_deps import PreserveResult
 from pipeline.chain.delivered import visible_edges
 from pipeline.verifier.program import run_program
 from pipeline.verifier.report import Report
-from pipeline.xla.child import XlaWorker
+from pipeline.xla.worker import XlaWorker
 from pipeline.xla.importer import HloNames
 from pipeline.xla.isolated import print_module, with_module_config
 from printer.penguin import Module as PenguinModule

@@ -36,7 +36,7 @@ from pipeline.chain.options import Options, takes_options
 from pipeline.chain.result import ChainResult, Snapshot, execute
 from pipeline.chain.sources import load
 from pipeline.verifier.report import Report
-from pipeline.xla.child import take_early
+from pipeline.xla import worker as xla_child
 from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
 from pipeline.xla.isolated import XlaRejected, XlaWorker, parse, print_module, with_module_config
 from printer import print_penguin
@@ -57,7 +57,7 @@ class Work:
     link1: PreserveResult | None = None
     hlo_proto: bytes = b""             # link #1's output, serialized
     hlo: str = ""                      # link #1's output as XLA prints it (when the chain stops there)
-    importer: XlaWorker | None = None  # XLA's child, with isolate
+    importer: XlaWorker | None = None  # XLA's child, with isolate (this process's warm one)
     mlir: ir.Module | None = None      # at its key locations (`names` reads them)
     names: HloNames | None = None
     imported: Snapshot | None = None   # after link #2 (with check)
@@ -236,17 +236,13 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
     options = dataclasses.replace(options or Options(), **overrides) if overrides else (options or Options())
     work = Work(source, options)
     chain = steps(options, stop_after)
-    if options.isolate:  # loads XLA on the other core while the input is read (or took the one the CLI started)
-        work.importer = take_early() or XlaWorker()
-    try:
-        for step in chain:
-            start = time.perf_counter()
-            step.run(work)
-            if timings is not None:
-                timings[step.name] = time.perf_counter() - start
-    finally:
-        if work.importer is not None:
-            work.importer.close()
+    if options.isolate:  # the warm child; a new one loads XLA on the other core while the input is read
+        work.importer = xla_child.shared()
+    for step in chain:
+        start = time.perf_counter()
+        step.run(work)
+        if timings is not None:
+            timings[step.name] = time.perf_counter() - start
     return work.result()
 
 

@@ -16,7 +16,7 @@ import sys
 from passes.control_dep import Fate
 from pipeline.cli.support import (Parser, UsageError, add_chain_options, chain_options, commit_file, guarded,
                                   stage_file, version_line, write_output)
-from pipeline.xla import child as xla_child
+from pipeline.xla import worker as xla_child
 from pipeline.chain.example import EXAMPLE_HLO, EXAMPLE_NAME
 
 PROG = "hlo2penguin"
@@ -209,11 +209,8 @@ def _main(argv: list[str]) -> int:
     check_combination(args)
     if args.plot is not None:
         plot_format(args.plot)  # a bad name fails before the chain runs
-    xla_child.start_early()  # XLA's child loads jaxlib while this process imports the chain
-    try:
-        out, result, program = run(args)
-    finally:
-        xla_child.discard_early()  # not taken (the run failed before it started)
+    xla_child.shared()  # XLA's child loads jaxlib while this process imports the chain
+    out, result, program = run(args)
     staged = stage_plot(args, program) if args.plot is not None else None
     try:
         write_output(args.output, out)

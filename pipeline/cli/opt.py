@@ -29,7 +29,7 @@ from passes.mlir import BY_MNEMONIC, FlattenControlDepTupleOperands
 from passes.options import options, parse_element, split_top_level
 from pipeline.cli.support import (Parser, UsageError, add_option_flags, guarded, option_values, version_line,
                                   write_output)
-from pipeline.xla.child import how_it_ended
+from pipeline.xla.worker import how_it_ended
 from pipeline.xla.mlir_context import make_context, register_passes
 from pipeline.chain.sources import read_path
 

@@ -14,10 +14,12 @@ cyclic collector is off meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import re
 
 from passes.collector import no_cyclic_gc
+from pipeline.xla.child import compile_piece
 
 _PIECE_LINES = 5_000
 # A line that can start a top-level statement of its own (not a clause like
@@ -28,7 +30,7 @@ _STATEMENT_START = re.compile(r"(?!(?:else|elif|except|finally|case)\b)[A-Za-z_]
 def run_program(source: str, filename: str, helper=None) -> dict:
     """Run the program's statements, in order, in one module namespace
     (named `filename` in tracebacks); the namespace. `helper`, XLA's child
-    (`pipeline.xla.child.XlaWorker`) idle by then, compiles every other
+    (`pipeline.xla.worker.XlaWorker`) idle by then, compiles every other
     piece of a long program meanwhile: compiling is nine tenths of the time."""
     namespace: dict = {"__name__": "penguin_program"}
     with no_cyclic_gc():
@@ -48,30 +50,25 @@ def compiled(source: str, filename: str, helper=None) -> list:
     if len(lines) <= 2 * _PIECE_LINES:
         return [compile(source, filename, "exec")]
     pieces = _pieces(lines)
-    theirs = _ask_to_compile(helper, filename, pieces[1::2]) if helper is not None else None
-    codes: list = [None] * len(pieces)
-    try:
-        for k, (start, text) in enumerate(pieces):
-            if theirs is None or k % 2 == 0:
-                codes[k] = compile_piece(text, filename, start)
-    except SyntaxError:
-        codes = None
-    if theirs is not None:
-        helped = theirs()
-        if codes is not None and helped is None:  # the child could not: its pieces here
-            try:
-                helped = [compile_piece(text, filename, start) for start, text in pieces[1::2]]
-            except SyntaxError:
-                codes = None
-        if codes is not None:
-            codes[1::2] = helped
+    with helper.reserved() if helper is not None else contextlib.nullcontext():  # its turn, in threads
+        theirs = _ask_to_compile(helper, filename, pieces[1::2]) if helper is not None else None
+        codes: list = [None] * len(pieces)
+        try:
+            for k, (start, text) in enumerate(pieces):
+                if theirs is None or k % 2 == 0:
+                    codes[k] = compile_piece(text, filename, start)
+        except SyntaxError:
+            codes = None
+        if theirs is not None:
+            helped = theirs()
+            if codes is not None and helped is None:  # the child could not: its pieces here
+                try:
+                    helped = [compile_piece(text, filename, start) for start, text in pieces[1::2]]
+                except SyntaxError:
+                    codes = None
+            if codes is not None:
+                codes[1::2] = helped
     return codes if codes is not None else [compile(source, filename, "exec")]
-
-
-def compile_piece(text: str, filename: str, start: int):
-    """A piece that starts at line index `start` of the program, with the program's line numbers."""
-    code = compile(text, filename, "exec")
-    return code.replace(co_firstlineno=code.co_firstlineno + start) if start else code
 
 
 def _pieces(lines: list[str]) -> list[tuple[int, str]]:
@@ -88,7 +85,7 @@ def _pieces(lines: list[str]) -> list[tuple[int, str]]:
 def _ask_to_compile(helper, filename: str, pieces: list[tuple[int, str]]):
     """Hand `pieces` to the child; a function that returns their code objects
     (None if the child could not compile them, or died)."""
-    from pipeline.xla.child import WorkerDied
+    from pipeline.xla.worker import WorkerDied
 
     try:
         helper.submit("compile", marshal.dumps((filename, pieces)))

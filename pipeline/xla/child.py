@@ -1,135 +1,84 @@
-"""XLA's child process (`pipeline.xla.worker`), in a module light enough
-to import before anything heavy: `hlo2penguin` starts the child first thing
-(`start_early`), so that it loads Python and jaxlib while this process
-imports the chain. On a small module that load was most of the wait: the
-two interpreters loaded jaxlib one after the other."""
+"""XLA's parser, importer and printer in a child process. XLA can abort the
+process it runs in: its HLO parser CHECK-fails (or worse) on some modules it
+could have refused (a `parameter(5)` past the signature, a `reshape` of the
+wrong size, a get-tuple-element index past its tuple), its importer on
+others ("LLVM ERROR: Failed to infer result type(s)"); here that kills only
+this child, and the parent (`pipeline.xla.worker.XlaWorker`) says why.
 
-from __future__ import annotations
+The child answers requests, in order, until its stdin closes. A request is
+a line `<command> <length>` and `length` bytes; the answer is a line
+`<status> <length>` and `length` bytes:
 
-import atexit
+    parse   HLO text         → ok: XLA's serialized HloModuleProto | refused: XLA's message
+    import  serialized proto → ok: StableHLO bytecode               | failed: the importer's message
+    print   serialized proto → ok: XLA's printing of the module     | refused: XLA's message
+    compile pieces of a long Penguin program (marshal) → ok: their code objects (marshal)
+
+The parent starts the child before it has anything to ask, so that Python
+and jaxlib load on the other core meanwhile, and keeps it warm for every
+later call. When its stdin closes (the parent is done, exited or was
+killed) the child ends at once: `os._exit`, without jaxlib's teardown.
+"""
+
 import os
-import subprocess
 import sys
-import tempfile
 
 
-def how_it_ended(returncode: int) -> str:
-    """A child process's end as a message says it: `signal 6` (killed by
-    it: subprocess's negative return code) or `exit status 1`. The one
-    decoder of exit codes, for XLA's child and hlo2penguin-opt's."""
-    return f"signal {-returncode}" if returncode < 0 else f"exit status {returncode}"
+def _answer(out, status: str, payload: bytes) -> None:
+    out.write(f"{status} {len(payload)}\n".encode() + payload)
+    out.flush()
 
 
-class WorkerDied(Exception):
-    """The child ended without answering (XLA aborted it): its exit status and what it printed."""
+def serve(stdin, stdout) -> None:
+    from pipeline.xla import native
 
-    def __init__(self, returncode: int, stderr: str):
-        super().__init__(how_it_ended(returncode))
-        self.returncode, self.stderr = returncode, stderr
-
-
-class XlaWorker:
-    """A child process that runs XLA for the chain (`pipeline.xla.worker`):
-    start it early, `ask` it in order, `close()` it. Its stderr (XLA's logs
-    and, on an abort, its reason) goes to a file, so it can never fill a pipe."""
-
-    def __init__(self):
-        self._stderr = tempfile.TemporaryFile()
-        # The child runs this very copy of the chain, whatever the working
-        # directory holds (`-m` would look there first). Pipes unbuffered:
-        # a child that died leaves nothing to flush at exit.
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        start = f"import sys; sys.path.insert(0, {root!r}); from pipeline.xla.worker import main; main()"
-        self.process = subprocess.Popen([sys.executable, "-c", start], bufsize=0,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
-
-    def ask(self, command: str, payload: bytes) -> tuple[str, bytes]:
-        """(status, answer) for one request; WorkerDied if the child ended instead."""
+    while True:
+        header = stdin.readline()
+        if not header.endswith(b"\n"):
+            return
+        command, _, length = header.decode().partition(" ")
+        payload = stdin.read(int(length))
         try:
-            self.submit(command, payload)
-        except OSError:
-            pass  # it died: the answer below says how
-        return self.collect()
-
-    def submit(self, command: str, payload: bytes) -> None:
-        """Send one request; `collect` its answer (the caller works meanwhile)."""
-        data = memoryview(f"{command} {len(payload)}\n".encode() + payload)
-        while data:
-            data = data[self.process.stdin.write(data):]
-
-    def collect(self) -> tuple[str, bytes]:
-        """(status, answer) of the request sent last; WorkerDied if the child ended instead."""
-        header = self._read_line()
-        if not header:
-            self.process.wait()
-            self._stderr.seek(0)
-            raise WorkerDied(self.process.returncode, self._stderr.read().decode("utf-8", "replace"))
-        status, _, length = header.decode().partition(" ")
-        return status, self._read(int(length))
-
-    def _read_line(self) -> bytes:
-        line = bytearray()
-        while not line.endswith(b"\n"):
-            byte = self.process.stdout.read(1)
-            if not byte:
-                return b""
-            line += byte
-        return bytes(line)
-
-    def _read(self, length: int) -> bytes:
-        chunks, left = [], length
-        while left:
-            chunk = self.process.stdout.read(left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def close(self) -> None:
-        try:
-            self.process.stdin.close()  # the end of its input: the child exits
-        except OSError:
-            pass
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.process.stdout.close()
-        self._stderr.close()
+            if command == "parse":
+                _answer(stdout, "ok", native.parse_to_proto(payload.decode("utf-8")))
+            elif command == "print":
+                _answer(stdout, "ok", native.print_proto(payload).encode())
+            elif command == "compile":  # pieces of a long Penguin program (pipeline.verifier.program)
+                _answer(stdout, *_compile(payload))
+            elif command == "import":
+                try:
+                    _answer(stdout, "ok", native.hlo_to_stablehlo(payload))
+                except Exception as err:  # an ordinary refusal: pass its text on
+                    _answer(stdout, "failed", str(err).encode())
+            else:
+                _answer(stdout, "failed", f"unknown command {command!r}".encode())
+        except Exception as err:  # the parser's refusal (jaxlib raises its own error type)
+            _answer(stdout, "refused", str(err).encode())
 
 
-_early: XlaWorker | None = None
+def compile_piece(text: str, filename: str, start: int):
+    """A piece of a Penguin program that starts at line index `start` of it,
+    with the program's line numbers (`pipeline.verifier.program` compiles
+    the other pieces)."""
+    code = compile(text, filename, "exec")
+    return code.replace(co_firstlineno=code.co_firstlineno + start) if start else code
 
 
-def start_early() -> None:
-    """Start the child now, for the next chain run in this process to take
-    (`take_early`); one not taken is closed by `discard_early` or at exit."""
-    global _early
-    if _early is None:
-        _early = XlaWorker()
+def _compile(payload: bytes) -> tuple[str, bytes]:
+    import marshal
+
+    filename, pieces = marshal.loads(payload)
+    try:
+        return "ok", marshal.dumps([compile_piece(text, filename, start) for start, text in pieces])
+    except SyntaxError as err:  # the parent compiles the whole text: its error names the real line
+        return "failed", str(err).encode()
 
 
-def take_early() -> XlaWorker | None:
-    """The child `start_early` started, if it is still alive (then it is the caller's to close)."""
-    global _early
-    worker, _early = _early, None
-    if worker is not None and not worker.alive:
-        worker.close()
-        return None
-    return worker
+def main() -> None:
+    serve(sys.stdin.buffer, sys.stdout.buffer)
+    sys.stdout.flush()
+    os._exit(0)  # nothing left to say: skip jaxlib's teardown (tens of ms)
 
 
-def discard_early() -> None:
-    """Close a child started early that no run took."""
-    worker = take_early()
-    if worker is not None:
-        worker.close()
-
-
-atexit.register(discard_early)
+if __name__ == "__main__":
+    main()

@@ -19,9 +19,8 @@ XLA can abort the whole process on some inputs. Known cases are refused
 before import; with `isolate=True` (the default) XLA's parser and importer
 also run in a child process, so an unknown one becomes an error
 (`XlaRejected` from the parser, `ImportFailed` from the importer), not a crash.
-The child is a `pipeline.xla.isolated.XlaWorker`: the chain starts it before reading,
-so that its Python and jaxlib load on the other core meanwhile, and the same
-child parses the text and imports link #1's output.
+The child is this process's warm one (`pipeline.xla.worker.shared`), reused
+by every call: it parses the text and imports link #1's output.
 """
 
 from __future__ import annotations
@@ -38,8 +37,8 @@ from passes.hlo.parsed import Parsed
 from passes.hlo.text import decode
 from passes.hlo.kinds import opens_async_pair
 from passes.locations import hlo_location, hlo_name, key_name, key_of
-from pipeline.xla.mlir_context import make_context, register_passes
-from pipeline.xla.isolated import WorkerDied, XlaWorker, abort_reason, first_said, parse
+from pipeline.xla.mlir_context import module_context, register_passes
+from pipeline.xla.isolated import XlaWorker, abort_reason, ask, first_said, parse
 
 __all__ = ["DIALECTS", "HloNames", "ImportFailed", "UnknownDialect", "XlaWorker", "import_hlo", "import_keyed",
            "refuse_known_aborts",
@@ -64,7 +63,7 @@ def import_hlo(source: Parsed | str, dialect: str = "stablehlo", *, context: ir.
                consume: bool = False) -> ir.Module:
     """HLO (XLA's parse, or text XLA parses here) → a verified MLIR module in
     `dialect`, each op at its HLO location. With `isolate`, XLA runs in a child
-    (`worker`, or one started here). `consume`: the parse may be keyed in place
+    (`worker`, or this process's warm child). `consume`: the parse may be keyed in place
     (the chain's own, done with)."""
     mlir, names = import_keyed(source, dialect, context=context, isolate=isolate,
                                keep_dead_copies=keep_dead_copies, source_name=source_name, worker=worker,
@@ -81,21 +80,14 @@ def import_keyed(source: Parsed | str, dialect: str = "stablehlo", *, context: i
     and the table that names it (`HloNames`): the chain reads names through
     the table and restores locations only where MLIR text is printed."""
     row = dialect_row(dialect)  # UnknownDialect, before any work
-    own = isolate and worker is None
-    if own:
-        worker = XlaWorker()
-    try:
-        parsed = source if isinstance(source, Parsed) else parse(
-            decode(source, source_name), source_name, isolate=isolate, worker=worker)
-        source_name = source_name or parsed.source
-        module = parsed.proto if consume else hlo_proto.decode(parsed.serialized())
-        keyed = _Keyed(module, parsed)
-        refuse_known_aborts(keyed, source_name)
-        bytecode = _run_importer(module.SerializeToString(), source_name, worker if isolate else None)
-    finally:
-        if own:
-            worker.close()
-    context = context or make_context()
+    parsed = source if isinstance(source, Parsed) else parse(
+        decode(source, source_name), source_name, isolate=isolate, worker=worker)
+    source_name = source_name or parsed.source
+    module = parsed.proto if consume else hlo_proto.decode(parsed.serialized())
+    keyed = _Keyed(module, parsed)
+    refuse_known_aborts(keyed, source_name)
+    bytecode = _run_importer(module.SerializeToString(), source_name, isolate, worker)
+    context = context or module_context(len(bytecode))
     try:
         mlir = ir.Module.parse(bytecode, context=context)
     except ir.MLIRError as err:  # the importer does not verify what it writes
@@ -270,20 +262,19 @@ def refuse_known_aborts(keyed: _Keyed, source_name: str | None = None) -> None:
             f"{start.opcode.replace('-start', '')}-done instead")
 
 
-def _run_importer(proto: bytes, source_name: str | None, worker: XlaWorker | None) -> bytes:
-    """XLA's importer on a serialized HLO proto: here, or in `worker`."""
+def _run_importer(proto: bytes, source_name: str | None, isolate: bool, worker: XlaWorker | None) -> bytes:
+    """XLA's importer on a serialized HLO proto: here, or (`isolate`) in
+    `worker` or this process's warm child."""
     stage = f"{source_name}: link #2 (XLA's importer)" if source_name else "link #2 (XLA's importer)"
-    if worker is None:
+    if not isolate:
         from pipeline.xla.native import hlo_to_stablehlo
 
         try:
             return hlo_to_stablehlo(proto)
         except Exception as err:
             raise ImportFailed(f"{stage}: {_what_xla_said(str(err))}") from None
-    try:
-        status, answer = worker.ask("import", proto)
-    except WorkerDied as died:
-        raise ImportFailed(f"{stage} aborted ({died}): {abort_reason(died.stderr)}") from None
+    status, answer = ask(worker, "import", proto,
+                         lambda died: ImportFailed(f"{stage} aborted ({died}): {abort_reason(died.stderr)}"))
     if status == "ok":
         return answer
     raise ImportFailed(f"{stage}: {_what_xla_said(answer.decode('utf-8', 'replace'))}")

@@ -1,6 +1,7 @@
 """XLA's own HLO parser, printer and importer, in this process or in a
-child (`pipeline.xla.worker`, where XLA may abort): the one reader of
-HLO in the chain, and the oracle for every module it writes."""
+child (`pipeline.xla.worker`: this process's warm child, where XLA may
+abort): the one reader of HLO in the chain, and the oracle for every
+module it writes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from passes.hlo.parsed import Parsed
 from pipeline.xla import native
 from pipeline.xla.native import XlaRejected, canonical_text, parse_with_xla, refusal
 from pipeline.xla.versions import xla_reads_tuple_element_operands
-from pipeline.xla.child import WorkerDied, XlaWorker, how_it_ended
+from pipeline.xla import worker as xla_child
+from pipeline.xla.worker import WorkerDied, WorkerGone, XlaWorker, how_it_ended
 
 __all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "check",
            "first_said", "parse", "parse_with_xla", "print_module", "refusal"]
@@ -34,8 +36,8 @@ def parse(text: str, source: str | None = None, *, isolate: bool = False,
           worker: XlaWorker | None = None) -> Parsed:
     """XLA's parse of `text` with the names as written: XlaRejected, naming
     `source` and XLA's line and column, if XLA refuses it. With `isolate`
-    XLA parses in a child (`worker`, or one started here): an abort is an
-    XlaRejected too."""
+    XLA parses in a child (`worker`, or this process's warm child): an
+    abort is an XlaRejected too."""
     text = readable_text(text)
     if not isolate:
         return native.read(text, source)
@@ -47,17 +49,26 @@ def parse(text: str, source: str | None = None, *, isolate: bool = False,
 
 def _in_child(worker: XlaWorker | None, command: str, payload: bytes, what: str,
               source: str | None) -> tuple[str, bytes]:
-    """One request to `worker` (or to a child started and ended here); an
-    abort is an XlaRejected that names `what` aborted, and why."""
-    own = worker is None
-    worker = worker or XlaWorker()
+    """One request to `worker` (or to this process's warm child); an abort
+    is an XlaRejected that names `what` aborted, and why."""
+    return ask(worker, command, payload, lambda died: aborted(what, died.returncode, died.stderr, source))
+
+
+def ask(worker: XlaWorker | None, command: str, payload: bytes, refusal_of) -> tuple[str, bytes]:
+    """(status, answer) of `worker` (None: the warm child) for one request;
+    if the child dies on it, the exception `refusal_of(WorkerDied)` (the
+    next request starts a new child). A shared child that another call's
+    input had killed is replaced and asked again: the death was not ours."""
+    worker = worker or xla_child.shared()
     try:
         return worker.ask(command, payload)
+    except WorkerGone:
+        try:
+            return xla_child.shared().ask(command, payload)
+        except WorkerDied as died:
+            raise refusal_of(died) from None
     except WorkerDied as died:
-        raise aborted(what, died.returncode, died.stderr, source) from None
-    finally:
-        if own:
-            worker.close()
+        raise refusal_of(died) from None
 
 
 def check(text: str, source: str | None = None, *, isolate: bool = False) -> None:

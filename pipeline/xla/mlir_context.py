@@ -3,6 +3,9 @@ upstream dialects, StableHLO, MHLO, CHLO and Shardy."""
 
 from __future__ import annotations
 
+import os
+import threading
+
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, mhlo, sdy, stablehlo
@@ -19,6 +22,32 @@ def make_context() -> ir.Context:
     chlo.register_dialect(context)
     sdy.register_dialect(context)
     return context
+
+
+# A context uniques every attribute and type it has seen and frees none: a
+# thread's context serves modules until this many bytes of them were read,
+# then a new one starts (the old one lives on while a module holds it).
+CONTEXT_BUDGET = 64 << 20
+_threads = threading.local()
+
+
+def _forget_contexts() -> None:
+    global _threads
+    _threads = threading.local()  # a forked process does not share its parent's contexts (nor their threads)
+
+
+os.register_at_fork(after_in_child=_forget_contexts)
+
+
+def module_context(size: int) -> ir.Context:
+    """A context for reading a module of `size` bytes: this thread's, reused
+    (making one costs ~5 ms, a small module's whole import), or a new one once
+    the thread's has read CONTEXT_BUDGET bytes."""
+    used = getattr(_threads, "used", None)
+    if used is None or used + size > CONTEXT_BUDGET:
+        _threads.context, _threads.used = make_context(), 0
+    _threads.used += size
+    return _threads.context
 
 
 _passes_registered = False
