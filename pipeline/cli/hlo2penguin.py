@@ -198,7 +198,15 @@ def main(argv: list[str] | None = None) -> int:
     return guarded(PROG, lambda: _main(argv))
 
 
+# Arguments that print text and run no chain: no XLA child for them.
+_TEXT_ONLY = {"-h", "--help", "--version", "--example"}
+
+
 def _main(argv: list[str]) -> int:
+    if _TEXT_ONLY.isdisjoint(argv):
+        # Before the parser (its options import jaxlib): the child is forked with
+        # jaxlib loaded while this process has one thread, or spawned.
+        xla_child.fork_early()
     args = build_parser().parse_args(argv)
     if args.version:
         print(version_line(PROG))
@@ -209,7 +217,6 @@ def _main(argv: list[str]) -> int:
     check_combination(args)
     if args.plot is not None:
         plot_format(args.plot)  # a bad name fails before the chain runs
-    xla_child.shared()  # XLA's child loads jaxlib while this process imports the chain
     out, result, program = run(args)
     staged = stage_plot(args, program) if args.plot is not None else None
     try:

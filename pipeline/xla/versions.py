@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import functools
 import re
-from importlib import metadata
 
 
 def release(package: str) -> str:
     """The installed release of `package` (e.g. '0.12.0.1'), without importing it."""
+    from importlib import metadata  # ~30 ms of imports (email, zipfile, csv): only when asked
+
     return metadata.version(package)
 
 
@@ -45,11 +46,20 @@ def _numbers(version: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", version)[:3])
 
 
-JAX = release("jax")
-JAXLIB = release("jaxlib")
+# Read on first use (`versions.JAX`): a chain run never needs them.
+_LAZY = {
+    "JAX": lambda: release("jax"),
+    "JAXLIB": lambda: release("jaxlib"),
+    # Measured: 0.10.2 writes into the operand; 0.11.2 and 0.12.0.1 do not.
+    "REFERENCE_SCATTER_WRITES_ITS_OPERAND": lambda: _numbers(release("jaxlib")) < (0, 11),
+}
 
-# Measured: 0.10.2 writes into the operand; 0.11.2 and 0.12.0.1 do not.
-REFERENCE_SCATTER_WRITES_ITS_OPERAND = _numbers(JAXLIB) < (0, 11)
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = _LAZY[name]()
+    return value
 
 
 @functools.cache

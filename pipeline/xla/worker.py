@@ -25,10 +25,12 @@ import atexit
 import contextlib
 import io
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 
 def how_it_ended(returncode: int) -> str:
@@ -57,14 +59,17 @@ class XlaWorker:
     stderr (XLA's logs and, on an abort, its reason) goes to a file, so it
     can never fill a pipe."""
 
-    def __init__(self):
+    def __init__(self, forked: bool = False):
         self._stderr = tempfile.TemporaryFile()
-        # The child runs this very copy of the chain, whatever the working
-        # directory holds (`-m` would look there first).
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        start = f"import sys; sys.path.insert(0, {root!r}); from pipeline.xla.child import main; main()"
-        self.process = subprocess.Popen([sys.executable, "-c", start], bufsize=0,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+        if forked:
+            self.process = _Forked(self._stderr)
+        else:
+            # The child runs this very copy of the chain, whatever the working
+            # directory holds (`-m` would look there first).
+            root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            start = f"import sys; sys.path.insert(0, {root!r}); from pipeline.xla.child import main; main()"
+            self.process = subprocess.Popen([sys.executable, "-c", start], bufsize=0,
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
         self._answers = io.BufferedReader(self.process.stdout, 1 << 16)
         self._turn = threading.Lock()
         self.died: WorkerDied | None = None
@@ -133,8 +138,84 @@ class XlaWorker:
         self.process.returncode = 0  # not this process's child to wait for
 
 
+class _Forked:
+    """A child forked from this process, with what XlaWorker uses of a
+    `subprocess.Popen`: it has jaxlib loaded already (no new interpreter, no
+    second load) and serves `pipeline.xla.child` on two pipes, its stderr in
+    `stderr`. Only `fork_early` makes one, in a process with one thread."""
+
+    def __init__(self, stderr):
+        to_child, from_parent = os.pipe()
+        to_parent, from_child = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: serve, then out without running the parent's exit handlers
+            try:
+                os.close(from_parent)
+                os.close(to_parent)
+                quiet = os.open(os.devnull, os.O_RDWR)  # the parent's stdin and stdout are not the child's to hold
+                os.dup2(quiet, 0)
+                os.dup2(quiet, 1)
+                os.dup2(stderr.fileno(), 2)
+                from pipeline.xla.child import serve
+
+                serve(os.fdopen(to_child, "rb"), os.fdopen(from_child, "wb", buffering=0))
+            finally:
+                os._exit(0)
+        os.close(to_child)
+        os.close(from_child)
+        self.stdin = os.fdopen(from_parent, "wb", buffering=0)
+        self.stdout = os.fdopen(to_parent, "rb", buffering=0)
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is not None:
+            deadline = time.monotonic() + timeout
+            while self.poll() is None:
+                if time.monotonic() > deadline:
+                    raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+                time.sleep(0.005)
+        elif self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+
 _lock = threading.Lock()
 _shared: XlaWorker | None = None
+
+
+def fork_early() -> XlaWorker:
+    """This process's warm child, forked now if that is safe, else `shared()`.
+
+    For a one-call process (`hlo2penguin FILE`): a new interpreter that
+    loads jaxlib costs as much as the whole call on a small module, and this
+    process loads jaxlib anyway (link #3 runs MLIR here). So it loads jaxlib
+    first and forks: the child has it already. A fork is safe when the
+    process has one thread (POSIX): jaxlib starts none on import (XLA:CPU
+    and MLIR's pass threads start only when used) and numpy's OpenBLAS pool
+    is held to the main thread here (OPENBLAS_NUM_THREADS=1, only if numpy
+    is not imported yet and the user set nothing). Any other thread, or a
+    platform without fork, takes the spawned child instead."""
+    global _shared
+    linux = sys.platform.startswith("linux")
+    if linux and "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    import pipeline.xla.native  # noqa: F401 (jaxlib, loaded before the fork)
+
+    with _lock:
+        if _shared is None and linux and len(os.listdir("/proc/self/task")) == 1:
+            _shared = XlaWorker(forked=True)
+    return shared()
 
 
 def shared() -> XlaWorker:
