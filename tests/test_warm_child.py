@@ -169,3 +169,44 @@ def test_close_ends_the_child_and_the_next_call_starts_one():
     assert not ended.alive and ended.process.returncode == 0
     assert edges(pipeline.run(module(41))) == [("pre41", "succ41", "preserved")]
     assert xla_child.shared() is not ended
+
+
+def _in_fresh_process(code: str, *args: str) -> subprocess.CompletedProcess:
+    script = f"import sys; sys.path.insert(0, {str(REPO)!r})\n" + textwrap.dedent(code)
+    return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_the_cli_forks_its_child_with_jaxlib_loaded_while_it_has_one_thread(tmp_path):
+    """`hlo2penguin FILE` forks XLA's child (no second interpreter) when the
+    process has one thread, and the program is the one the chain writes
+    in-process; an input XLA aborts on is still refused in one line."""
+    path, out = tmp_path / "m.hlo", tmp_path / "out.py"
+    path.write_text(module(50))
+    done = _in_fresh_process("""
+        import os
+        from pipeline.cli import hlo2penguin
+        from pipeline.xla import worker
+        status = hlo2penguin.main(sys.argv[1:])
+        print(status, type(worker.shared().process).__name__)
+        """, str(path), "-o", str(out), "-q")
+    assert done.stdout.split() == ["0", "_Forked"], done.stderr
+    assert out.read_text() == pipeline.run(module(50), isolate=False, check=False, source_name=str(path)).penguin_source
+    (tmp_path / "aborts.hlo").write_text(ABORTS)
+    done = _in_fresh_process("""
+        from pipeline.cli import hlo2penguin
+        from pipeline.xla import worker
+        status = hlo2penguin.main(sys.argv[1:])
+        print(status, type(worker._shared.process).__name__ if worker._shared else None)
+        """, str(tmp_path / "aborts.hlo"))
+    assert done.stdout.split()[0] == "2"
+    assert done.stderr.count("\n") == 1 and "XLA's parser aborted (signal 6): Check failed" in done.stderr
+
+
+def test_a_process_with_another_thread_spawns_its_child_instead():
+    done = _in_fresh_process("""
+        import threading
+        threading.Thread(target=threading.Event().wait, daemon=True).start()
+        from pipeline.xla import worker
+        print(type(worker.fork_early().process).__name__)
+        """)
+    assert done.stdout.split() == ["Popen"], done.stderr
