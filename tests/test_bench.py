@@ -26,9 +26,10 @@ def test_every_figure_is_reported_as_json(capsys):
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     figures = {r["figure"] for r in rows}
     # The figures of issue 16, each a ratio against an anchor measured in the same run.
-    assert {"P1 mhlo", "P1 stablehlo", "P2", "P2 floor", "P3", "P3 floor", "P4", "M", "P5", "P2 predecessors", "P5 small", "stage"} <= figures
+    assert {"P1 mhlo", "P1 stablehlo", "P2", "P2 floor", "P3", "P3 floor", "P4", "M", "P5", "P2 predecessors", "P5 small", "R1", "stage"} <= figures
     for r in rows:
-        if r["figure"] in ("P1 mhlo", "P1 stablehlo", "P2", "P2 floor", "P3", "P3 floor", "P5", "P2 predecessors", "P5 small"):
+        if r["figure"] in ("P1 mhlo", "P1 stablehlo", "P2", "P2 floor", "P3", "P3 floor", "P5", "P2 predecessors", "P5 small",
+                           "R1"):
             assert r["ours_s"] > 0 and r["anchor_s"] > 0 and r["ratio"] > 0
         if r["figure"] in ("M", "P5", "P5 small"):
             assert r["ours_mib"] > 0 and r["anchor_mib"] > 0
