@@ -38,6 +38,7 @@ from passes.hlo.text import decode
 from passes.hlo.kinds import opens_async_pair
 from passes.locations import hlo_location, hlo_name, key_name, key_of
 from pipeline.xla.mlir_context import module_context, register_passes
+from pipeline.xla import worker as xla_child
 from pipeline.xla.isolated import XlaWorker, abort_reason, ask, first_said, parse
 
 __all__ = ["DIALECTS", "HloNames", "ImportFailed", "UnknownDialect", "XlaWorker", "import_hlo", "import_keyed",
@@ -86,7 +87,7 @@ def import_keyed(source: Parsed | str, dialect: str = "stablehlo", *, context: i
     module = parsed.proto if consume else hlo_proto.decode(parsed.serialized())
     keyed = _Keyed(module, parsed)
     refuse_known_aborts(keyed, source_name)
-    bytecode = _run_importer(module.SerializeToString(), source_name, isolate, worker)
+    bytecode = _run_importer(module.SerializeToString(), source_name, (worker or xla_child.shared()) if isolate else None)
     context = context or module_context(len(bytecode))
     try:
         mlir = ir.Module.parse(bytecode, context=context)
@@ -262,11 +263,10 @@ def refuse_known_aborts(keyed: _Keyed, source_name: str | None = None) -> None:
             f"{start.opcode.replace('-start', '')}-done instead")
 
 
-def _run_importer(proto: bytes, source_name: str | None, isolate: bool, worker: XlaWorker | None) -> bytes:
-    """XLA's importer on a serialized HLO proto: here, or (`isolate`) in
-    `worker` or this process's warm child."""
+def _run_importer(proto: bytes, source_name: str | None, worker: XlaWorker | None) -> bytes:
+    """XLA's importer on a serialized HLO proto: here, or in `worker`."""
     stage = f"{source_name}: link #2 (XLA's importer)" if source_name else "link #2 (XLA's importer)"
-    if not isolate:
+    if worker is None:
         from pipeline.xla.native import hlo_to_stablehlo
 
         try:
