@@ -65,15 +65,20 @@ def emitter(*names: str):
     return register
 
 
-def print_penguin(module: ir.Module, source: str = "<module>", dialect: str = "stablehlo", names=None) -> str:
+def print_penguin(module: ir.Module, source: str = "<module>", dialect: str = "stablehlo", names=None,
+                  elided=()) -> str:
     """The Python source of a program that rebuilds `module` as a Penguin
-    graph and leaves it in a module-level variable `module`."""
-    return _Printer(source, dialect, names).print(module)
+    graph and leaves it in a module-level variable `module`. `elided`:
+    (computation, name) of each constant XLA's dump printed without its
+    values (`passes.hlo.elided`); the program records them, and its module
+    refuses to execute."""
+    return _Printer(source, dialect, names, elided).print(module)
 
 
 class _Printer:
-    def __init__(self, source: str, dialect: str, names=None):
+    def __init__(self, source: str, dialect: str, names=None, elided=()):
         self.source, self.dialect = source, dialect
+        self.elided = [tuple(c) for c in elided]
         # Where HLO names come from: the importer's table of keys (`pipeline.xla.importer.HloNames`)
         # for a module still at its key locations, else the locations themselves.
         self.hlo_names = names
@@ -99,6 +104,9 @@ class _Printer:
             "",
             f"module = Module({name!r})",
         ]
+        if self.elided:
+            self.lines += ["", "# Constants XLA's dump printed as `constant({...})`: placeholder values, "
+                           "so the module does not execute", f"module.elided = {self.elided!r}"]
         self.plan = plan_names(module, self.hlo_names)
         for fn in module.body.operations:
             if fn.operation.name == FUNC_FUNC:

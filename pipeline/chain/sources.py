@@ -6,7 +6,8 @@ XLA adds control edges while it compiles (copy insertion orders the copies it
 adds against the in-place writes they protect), so the modules worth feeding
 to the chain are the pass dumps written during compilation, not the module
 JAX lowers. Each source compiles (or reads) with `xla_dump_to` and
-`xla_dump_hlo_pass_re`, and returns every HLO module dumped:
+`xla_dump_hlo_pass_re`, and `xla_dump_large_constants` (every constant with
+its values, not `constant({...})`), and returns every HLO module dumped:
 
     captured = sources.from_jax(fn, *example_args)           # in-process, temp dir removed
     captured = sources.from_export("prog.jaxexport")         # a serialized jax.export artifact
@@ -36,11 +37,14 @@ from passes.hlo.parsed import Parsed
 from passes.hlo.text import decode, names_a_file
 from pipeline.xla.isolated import parse
 
-__all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "Loaded", "UnreadableInput", "from_dump_dir",
+__all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "DUMP_OPTIONS", "Loaded", "UnreadableInput", "from_dump_dir",
            "from_export", "from_jax", "hlo_dump_name", "hlo_module_name", "is_hlo_dump_name", "load",
            "looks_like_hlo", "read_path"]
 
 DEFAULT_PASS_RE = "copy-insertion"
+# Every constant's values in the dumps: without it XLA prints a large one as
+# `constant({...})`, which its parser reads back as placeholder bits.
+DUMP_OPTIONS = {"xla_dump_large_constants": True}
 
 # Reports XLA writes beside the HLO dumps: text, but not HLO modules.
 _NON_HLO_MARKERS = ("buffer-assignment", "memory-usage", "live-range")
@@ -114,7 +118,7 @@ def from_jax(fn: Callable, *args: Any, pass_re: str = DEFAULT_PASS_RE) -> Captur
     with tempfile.TemporaryDirectory(prefix="hlo2penguin_dump_") as folder:
         try:
             lowered = jitted.lower(*args)
-            lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_pass_re": pass_re})
+            lowered.compile(compiler_options={**DUMP_OPTIONS, "xla_dump_to": folder, "xla_dump_hlo_pass_re": pass_re})
         except Exception as err:  # JAX raises many kinds: TypeError, XlaRuntimeError, tracer errors…
             raise ValueError(f"JAX cannot compile {label}{_signature(args)}: {first_line(err, with_type=True)} "
                              f"(check the function and its example arguments)") from err

@@ -25,6 +25,7 @@ from jaxlib.mlir import ir
 from passes.control_dep import ControlDepError
 from passes.dialects import dialect
 from passes.hlo import Module, Parsed
+from passes.hlo.elided import elided_constants
 from passes.collector import no_cyclic_gc
 from passes.hlo.preserve_control_deps import PreserveControlDeps, PreserveResult
 from passes.hlo.view import view_of, write_back
@@ -54,6 +55,7 @@ class Work:
     name: str = ""                     # the module's name in the program
     where: str = ""                    # the input's name in errors
     read_proto: bytes = b""            # XLA's parse as read (before link #1), serialized
+    elided: tuple = ()                 # constants the text writes as `constant({...})` (passes.hlo.elided)
     link1: PreserveResult | None = None
     hlo_proto: bytes = b""             # link #1's output, serialized
     hlo: str = ""                      # link #1's output as XLA prints it (when the chain stops there)
@@ -79,6 +81,7 @@ class Read:
         o = work.options
         loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
         work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
+        work.elided = elided_constants(loaded.parsed)  # before link #1 edits the proto the inline ones are named in
         if o.check:  # the verifier judges the module as read, before link #1 edits it
             work.read_proto = loaded.parsed.serialized()
         return True
@@ -182,7 +185,8 @@ class Print:
 
     def run(self, work: Work) -> bool:
         try:
-            work.penguin_source = print_penguin(work.mlir, work.name, work.options.dialect, names=work.names)
+            work.penguin_source = print_penguin(work.mlir, work.name, work.options.dialect, names=work.names,
+                                                elided=work.elided)
         except ControlDepError as err:  # a control-dep call with no operand
             raise _in_hlo(err, work.parsed, work.where, work.names) from None
         return False

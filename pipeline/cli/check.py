@@ -24,6 +24,11 @@ row each: the totals add them all, and the table says so.
     summary = check(["/tmp/xla_dump"], jobs=2, dialect="mhlo")
     summary.totals(), summary.ok, summary.modules[0].lost, summary.modules[0].stage
 
+A module with constants XLA's dump printed without their values
+(`constant({...})`) has its edges checked as any other; a line under the
+table names those constants and says its numbers cannot be compared
+(`--xla_dump_large_constants` keeps them).
+
 Exit status of the command: 0 ok, or nothing to check (no HLO module with
 control edges found: one line on stderr says what was found); 1 if an edge
 is lost, a dep edge is spurious or a module is an error row; 2 on bad
@@ -40,6 +45,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 
+from passes.elision import elided_note
 from passes.errors import ChainError, first_line
 from passes.hlo.text import decode
 from pipeline.cli import workers
@@ -66,14 +72,18 @@ class ModuleRow(EdgeCounts):
     stage: str | None = None  # the stage XLA's dump name says, if it is one
     error: str = ""
     compilation: tuple = ()  # what tells modules apart: (folder, dump's module id), or the file itself
+    elided: list = field(default_factory=list)  # (computation, name) of each constant XLA's dump elided
 
     @property
     def failed(self) -> bool:
         return bool(self.error or self.lost or self.spurious)
 
     def as_dict(self) -> dict:
-        return {"path": self.path, "module": self.module, "file": self.file, "stage": self.stage,
-                **self.counts(), "error": self.error}
+        found = {"path": self.path, "module": self.module, "file": self.file, "stage": self.stage,
+                 **self.counts(), "error": self.error}
+        if self.elided:  # as the report's JSON has them
+            found["elided_constants"] = [{"computation": c, "name": n} for c, n in self.elided]
+        return found
 
 
 @dataclass
@@ -141,6 +151,9 @@ class CheckSummary:
         skipped = self.not_hlo + self.no_control_edges
         lines.append(f"skipped {skipped} file(s): {self.not_hlo} not an HLO module, "
                      f"{self.no_control_edges} without control edges")
+        elided = [r for r in self.modules if r.elided]
+        for r in elided:  # the edges are checked; the numbers are placeholders
+            lines.append(f"{r.file}: {elided_note(r.elided)}")
         if t["lost"] or t["spurious"]:
             lines.append("each edge and its fate: hlo2penguin MODULE --emit report")
         return "\n".join(lines) + "\n"
@@ -271,6 +284,7 @@ def check_module(path: str, module: str, data: bytes | None, options: dict) -> M
         row.error = f"internal error ({type(err).__name__}: {first_line(err)}); please report it with the input"
         return row
     row.count(result.report)
+    row.elided = list(result.report.elided)
     return row
 
 
@@ -308,7 +322,8 @@ def build_parser() -> Parser:
     p.add_argument("paths", nargs="+", metavar="PATH", help="an HLO text file, or a folder of them")
     p.add_argument("--json", action="store_true",
                    help="JSON: {\"modules\": [{\"path\", \"module\", \"file\", \"stage\", counts, \"error\"}, ...], "
-                        "\"totals\": {...}, \"skipped\": {...}}")
+                        "\"totals\": {...}, \"skipped\": {...}}; a module whose constants XLA's dump elided has "
+                        "\"elided_constants\": [{\"computation\", \"name\"}, ...]")
     p.add_argument("--jobs", type=int, metavar="N", help="modules in N parallel processes (default: every core)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the modules on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786)")

@@ -171,6 +171,7 @@ def report(result, *, failures_only: bool = False) -> None:
     whole chain's report otherwise; a warning for each dropped or lost edge
     and each spurious dep edge. `failures_only` (--quiet on a failed
     --check): the lost and spurious edges alone, the reason for exit 1."""
+    from passes.elision import elided_note
     from passes.hlo.preserve_control_deps import PreserveControlDeps
     from pipeline.verifier.report import Report
 
@@ -181,6 +182,8 @@ def report(result, *, failures_only: bool = False) -> None:
         print(f"{PROG}: warning: {edge}", file=sys.stderr)
     if failures_only:
         return
+    if getattr(result, "elided", None):
+        print(f"{PROG}: warning: {elided_note(result.elided)}", file=sys.stderr)
     stage = "chain" if isinstance(result, Report) else PreserveControlDeps.name
     print(f"{PROG}: {stage}: {result.summary()}", file=sys.stderr)
 

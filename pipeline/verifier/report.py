@@ -13,6 +13,7 @@ import html
 from dataclasses import dataclass, field
 
 from passes.control_dep import Fate
+from passes.elision import elided_note
 
 FATES = tuple(f.value for f in Fate)
 
@@ -137,6 +138,10 @@ class Report:
     # What a reader of the report should know about its names (a computation
     # whose definitions could not be matched with XLA's: XLA's names there).
     notes: list[str] = field(default_factory=list)
+    # (computation, name) of each constant XLA's dump printed without its values
+    # (`constant({...})`, `passes.hlo.elided`): the edges are judged as ever, the
+    # numbers cannot be compared.
+    elided: list[tuple[str, str]] = field(default_factory=list)
 
     def count(self, fate: str) -> int:
         return sum(1 for e in self.edges if e.fate == fate)
@@ -157,17 +162,21 @@ class Report:
         t = self.totals()
         text = (f"{t['edges']} HLO control edge(s): {t['preserved']} preserved, {t['rerouted']} rerouted, "
                 f"{t['dropped']} dropped, {t['lost']} lost; {self.dep_edges} dep edge(s) in the Penguin program")
-        return text + (f", {t['spurious']} spurious" if self.spurious else "")
+        text += f", {t['spurious']} spurious" if self.spurious else ""
+        return text + (f"; {len(self.elided)} constant(s) elided by XLA's dump: its numbers cannot be compared"
+                       if self.elided else "")
 
     def lines(self) -> list[str]:
         return ([str(e) for e in self.edges] + [str(s) for s in self.spurious]
-                + [f"note: {n}" for n in self.notes])
+                + [f"note: {n}" for n in self.notes] + ([f"note: {elided_note(self.elided)}"] if self.elided else []))
 
     def as_dict(self) -> dict:
         found = {"totals": self.totals(), "dep_edges": self.dep_edges, "edges": [e.as_dict() for e in self.edges],
                  "spurious": [s.as_dict() for s in self.spurious]}
         if self.notes:
             found["notes"] = list(self.notes)
+        if self.elided:
+            found["elided_constants"] = [{"computation": c, "name": n} for c, n in self.elided]
         return found
 
     def _repr_html_(self) -> str:

@@ -307,6 +307,7 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
     own account, {(computation, pred, succ): edge}, shown beside each edge
     and never used to judge it. `isolate`: XLA parses in a child process."""
     from passes.collector import no_cyclic_gc
+    from passes.hlo.elided import elided_constants
     from passes.hlo.parsed import Parsed
 
     text, where = (hlo, source or hlo.source or "<hlo>") if isinstance(hlo, Parsed) else _hlo_text(hlo, source)
@@ -325,6 +326,7 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
     with no_cyclic_gc():
         try:
             report = _verdict(read_hlo(text, where), module, link1, text.proto.name, where)
+            report.elided = list(elided_constants(text))  # its numbers are placeholders; its edges are judged
             report.notes += [f"%{c}: the names are XLA's, not as written (its definitions could not be matched "
                              f"with XLA's instructions: two on one line?)" for c in text.names.unaligned]
             with_edges = {e[0] for e in text.control_edges()} if text.names.made_by_xla else set()

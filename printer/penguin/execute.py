@@ -19,16 +19,19 @@ from __future__ import annotations
 import numpy as np
 
 from passes.dialects import EXECUTABLE, namespace
+from passes.elision import elided_refusal
 from printer.penguin import op_rules, reduction_rules  # noqa: F401  (they register the rules)
 from printer.penguin.graph import Block, Instruction, T, Value
 from printer.penguin.registry import (
-    RULES, ExecutionError, UnsupportedOp, dense, numpy_dtype, op_suffix, unsupported)
+    RULES, ElidedConstants, ExecutionError, UnsupportedOp, dense, numpy_dtype, op_suffix, unsupported)
 
 # `module` below is a printer.penguin.module.Module, named in annotations only:
 # that module imports this one (for `Module.execute`), so this one does not import it.
 
 
 def execute(module: Module, *arrays, function: str = "main") -> tuple:
+    if module.elided:  # placeholder values: no number of this module means anything
+        raise ElidedConstants(elided_refusal(module.elided, module.name))
     with np.errstate(all="ignore"):  # wraparound and inf/nan are the semantics, not accidents
         results = Interpreter(module).call(function, list(arrays), check=True)
     return tuple(_leaves(results))
@@ -147,4 +150,4 @@ def _leaves(values) -> list:
     return out
 
 
-__all__ = ["ExecutionError", "RULES", "UnsupportedOp", "dense", "execute", "numpy_dtype"]
+__all__ = ["ElidedConstants", "ExecutionError", "RULES", "UnsupportedOp", "dense", "execute", "numpy_dtype"]

@@ -30,6 +30,9 @@ class Module:
     name: str
     functions: list[Function] = field(default_factory=list)
     dependencies: list[DependencyEdge] = field(default_factory=list)
+    # (computation, name) of each constant XLA's dump printed without its values
+    # (`constant({...})`): `execute` refuses the module.
+    elided: list[tuple[str, str]] = field(default_factory=list)
 
     def function(self, name: str, arguments: list[tuple[str, T]] = (), computation: str | None = None) -> Function:
         """A function; `computation`: the HLO computation of its instructions unless one says otherwise."""
@@ -55,7 +58,9 @@ class Module:
 
     def execute(self, *arrays, function: str = "main") -> tuple:
         """Run `function` on numpy arrays in schedule order: its results, a tuple
-        of arrays (tuples among them flattened). See printer.penguin.execute."""
+        of arrays (tuples among them flattened). See printer.penguin.execute.
+        A module with constants XLA's dump elided (`elided`) is refused
+        (`ElidedConstants`, one line that names them and the flag that keeps them)."""
         return execute(self, *arrays, function=function)
 
     def dep_edges(self) -> set[tuple[str | None, str, str]]:

@@ -22,6 +22,11 @@ class ExecutionError(ValueError):
     """The module cannot be run on these arrays."""
 
 
+class ElidedConstants(ExecutionError):
+    """The module has constants XLA's dump printed without their values
+    (`constant({...})`): its numbers would be computed from placeholders."""
+
+
 class UnsupportedOp(ExecutionError, NotImplementedError):
     """An op the executor has no rule for."""
 
