@@ -12,7 +12,8 @@ _NAMED = 3  # a line names this many constants, then counts the rest
 def named(constants) -> str:
     """`%W (in %main), %b (in %body) and 4 more`."""
     constants = list(constants)
-    text = ", ".join(f"%{name} (in %{computation})" for computation, name in constants[:_NAMED])
+    text = ", ".join(f"{name if ' ' in name else '%' + name} (in %{computation})"
+                     for computation, name in constants[:_NAMED])
     return text + (f" and {len(constants) - _NAMED} more" if len(constants) > _NAMED else "")
 
 

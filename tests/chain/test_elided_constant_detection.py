@@ -125,3 +125,23 @@ def test_the_verifier_alone_reads_them_from_the_hlo():
     program = pipeline.run(WRITTEN, isolate=False).penguin_source
     assert pipeline.verify(WRITTEN, program).elided == [("body", "w"), ("main", "w"),
                                                          pipeline.run(WRITTEN, isolate=False).report.elided[2]]
+
+
+def test_a_definition_over_two_lines_and_comments_over_several_are_read_as_xla_reads_them():
+    text = """\
+HloModule lines
+
+ENTRY main {
+  x = f32[16] parameter(0), metadata={op_name="jit(f)/*b"}
+  /* a comment
+     c = f32[16] constant({...})
+  */
+  w2 = f32[16]
+       constant({...})
+  ROOT y = f32[16] add(x, w2), metadata={op_name="{...}"}, control-predecessors={x}
+}
+"""
+    assert elided_constants(native.read(text, "lines.hlo")) == (("main", "w2"),)
+    # XLA reads the same: the comment's `c` is no instruction, w2's literal is its placeholder.
+    assert {i.name for c in native.read(text, "lines.hlo").proto.computations for i in c.instructions
+            if i.opcode == "constant"} == {"w2"}
