@@ -37,8 +37,8 @@ from passes.hlo.parsed import Parsed
 from passes.hlo.text import decode, names_a_file
 from pipeline.xla.isolated import parse
 
-__all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "DUMP_OPTIONS", "Loaded", "UnreadableInput", "from_dump_dir",
-           "from_export", "from_jax", "hlo_dump_name", "hlo_module_name", "is_hlo_dump_name", "load",
+__all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "DUMP_OPTIONS", "Loaded", "UnreadableInput",
+           "from_dump_dir", "from_export", "from_jax", "hlo_dump_name", "hlo_module_name", "is_hlo_dump_name", "load",
            "looks_like_hlo", "read_path"]
 
 DEFAULT_PASS_RE = "copy-insertion"
