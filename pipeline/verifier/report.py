@@ -182,7 +182,8 @@ class Report:
     def _repr_html_(self) -> str:
         """Jupyter's view: a table of every edge and its fate (lost ones in
         red, with the link to blame and why), then the spurious dep edges;
-        the summary line is the caption. Every name is escaped."""
+        the summary line is the caption; the constants XLA's dump elided
+        under it. Every name is escaped."""
         rows = [_html_row(f"fate-{e.fate}", f"%{e.computation}", f"%{e.predecessor}", f"%{e.successor}",
                           str(e.fate), e.lost_at or "",
                           e.reason + (f" [link #1 said: {e.link1}]" if e.fate == Fate.LOST and e.link1 else ""))
@@ -200,7 +201,8 @@ class Report:
         return (f'<table class="hlo2penguin-report">'
                 f'<caption style="caption-side:top;text-align:left">{html.escape(self.summary())}</caption>'
                 f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
-                + (f'<tbody class="spurious">{"".join(spurious)}</tbody>' if spurious else "") + "</table>")
+                + (f'<tbody class="spurious">{"".join(spurious)}</tbody>' if spurious else "") + "</table>"
+                + (f'<p class="elided">{html.escape(elided_note(self.elided))}</p>' if self.elided else ""))
 
 
 _COLUMNS = ("computation", "predecessor", "successor", "fate", "lost at", "why")

@@ -119,6 +119,8 @@ def test_the_report_names_them_and_still_judges_the_edges(dialect):
     assert report.summary() == full.summary() + "; 3 constant(s) elided by XLA's dump: its numbers cannot be compared"
     assert report.as_dict()["elided_constants"][0] == {"computation": "body", "name": "w"}
     assert "elided_constants" not in full.as_dict()
+    assert "%w (in %body)" in report._repr_html_() and "--xla_dump_large_constants" in report._repr_html_()
+    assert "elided" not in full._repr_html_()
 
 
 def test_the_verifier_alone_reads_them_from_the_hlo():
