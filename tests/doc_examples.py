@@ -90,10 +90,14 @@ def setup(namespace: dict) -> None:
     namespace["__docs_back__"] = os.getcwd()
     namespace["__docs_folder__"] = folder
     os.chdir(folder)
+    sys.path.insert(0, str(folder))  # as `python` started there: `import train` finds docs/examples/train.py
 
 
 def teardown(namespace: dict) -> None:
     os.chdir(namespace["__docs_back__"])
+    with contextlib.suppress(ValueError):
+        sys.path.remove(str(namespace["__docs_folder__"]))
+    sys.modules.pop("train", None)
     shutil.rmtree(namespace["__docs_folder__"], ignore_errors=True)
 
 
