@@ -624,7 +624,7 @@ def test_the_rows_break_a_good_module():
     assert len({row.id for row in ROWS}) == len(ROWS)
 
 
-def test_the_readme_table_has_one_row_per_test_row():
+def test_the_docs_table_has_one_row_per_test_row():
     """docs/bad-input.md's tables and ROWS say the same: each row of the page
     whose message is in backticks is one refused row of the same program
     (`…` abbreviates; the rows' {placeholders} are filled at run time), and
