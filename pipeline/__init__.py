@@ -3,13 +3,15 @@
     import pipeline
     result = pipeline.run("module.txt")                      # links #1-#4 and the check
     report = pipeline.verify("module.txt", "program.py")     # any program against its HLO
+    captured = pipeline.from_jax(fn, *args)                  # HLO with control edges from JAX
     pipeline.close()                                         # end XLA's warm child (it ends at exit anyway)
 
-`run`, `verify`, `Options`, `ChainResult` and `Report` are the chain's own
-objects (`pipeline.chain.steps.run`, `pipeline.verifier.verify.verify`, …),
-imported on first use: `hlo2penguin --help` does not pay for jaxlib.
-`pipeline.testing.assert_round_trip` is for users' own tests. XLA's INFO
-log lines are off unless TF_CPP_MIN_LOG_LEVEL says otherwise.
+The public names are these and `pipeline.testing.assert_round_trip` (for
+users' own tests); the modules that define them may move, these paths do
+not. They are the chain's own objects (`pipeline.chain.steps.run`,
+`pipeline.verifier.verify.verify`, `pipeline.chain.sources.from_jax`, …),
+imported on first use: `hlo2penguin --help` does not pay for jaxlib. XLA's
+INFO log lines are off unless TF_CPP_MIN_LOG_LEVEL says otherwise.
 
 XLA runs in one warm child process per process (`pipeline.xla.worker`),
 started by the first call that needs it and reused by every later one;
@@ -35,6 +37,11 @@ _EXPORTS = {
     "verify": "pipeline.verifier.verify",
     "Report": "pipeline.verifier.report",
     "close": "pipeline.xla.worker",
+    "from_jax": "pipeline.chain.sources",
+    "from_export": "pipeline.chain.sources",
+    "from_dump_dir": "pipeline.chain.sources",
+    "Captured": "pipeline.chain.sources",
+    "CapturedModule": "pipeline.chain.sources",
 }
 
 __all__ = list(_EXPORTS)

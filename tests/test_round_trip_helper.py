@@ -167,22 +167,23 @@ def test_bad_input_is_the_chain_s_error_not_a_failed_assertion():
         assert_round_trip(b"\xff\xfe" + EXAMPLE_HLO.encode(), source_name="my_module.hlo")
 
 
-def test_the_readmes_example_failure_is_what_the_helper_prints():
+def test_the_docs_example_failure_is_what_the_helper_prints():
     import pathlib
     import re
 
     from pipeline.chain.example import EXAMPLE_HLO
     from pipeline.testing import assert_round_trip
 
-    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
-    shown = re.search(r"with `flatten=False` on the built-in example:\n\n```\n(.*?)```", readme, re.S).group(1)
+    root = next(p for p in pathlib.Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+    page = (root / "docs" / "api.md").read_text()
+    shown = re.search(r"with `flatten=False` on the built-in example:\n\n```\n(.*?)```", page, re.S).group(1)
     with pytest.raises(AssertionError) as failed:
         assert_round_trip(EXAMPLE_HLO, flatten=False, isolate=False)
     printed = str(failed.value).splitlines()
     shown_lines = shown.splitlines()
     assert len(shown_lines) == len(printed)
     for said, real in zip(shown_lines, printed):
-        # The README cuts long lines with "...": each piece is in the real line, in order.
+        # docs/api.md cuts long lines with "...": each piece is in the real line, in order.
         at = 0
         for piece in said.split("..."):
             at = real.index(piece, at) + len(piece)

@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --emit mlir or flat-mlir: print MLIR locations (HLO names live there)")
     p.add_argument("--plot", metavar="OUT.png|OUT.svg",
                    help="also draw the Penguin program's data and dep edges to a PNG or SVG file "
-                        "(PNG with Pillow, SVG with matplotlib; no Graphviz needed): each function "
+                        "(PNG drawn with Pillow, SVG written as text; neither imports matplotlib, and no "
+                        "Graphviz is needed): each function "
                         "with a dep edge (the entry "
                         "function if the program has none), a panel each, with a panel under it for "
                         "each nested block where a dep edge starts or ends")
@@ -247,10 +248,7 @@ def verify_main(argv: list[str]) -> int:
     return guarded(f"{PROG} verify", lambda: _verify(argv))
 
 
-def _verify(argv: list[str]) -> int:
-    from pipeline.chain.sources import read_path
-    from pipeline.verifier.verify import verify
-
+def build_verify_parser() -> argparse.ArgumentParser:
     parser = Parser(prog=f"{PROG} verify", description=(
         "Check a Penguin program against the HLO module it came from, from these two alone: every "
         "control edge of the HLO (read by XLA's parser) and its fate in the executed program, and every "
@@ -262,7 +260,14 @@ def _verify(argv: list[str]) -> int:
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="write only the lost and spurious edges (nothing when the program holds), "
                              "no summary; the exit status says the verdict")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _verify(argv: list[str]) -> int:
+    from pipeline.chain.sources import read_path
+    from pipeline.verifier.verify import verify
+
+    args = build_verify_parser().parse_args(argv)
     if args.quiet and args.json:
         raise UsageError("--quiet writes the failures alone; --json writes the whole report: choose one")
     # XLA parses in a child: it aborts the process on some bad modules

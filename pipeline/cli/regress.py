@@ -38,7 +38,11 @@ from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, guarded, write_output
 from pipeline.verifier.report import EdgeCounts
 
-DEFAULT_DIR = os.path.join("tests", "corpus")
+# The repository's corpus, found from this file (pipeline/cli/regress.py), so
+# `hlo2penguin regress` runs from any working directory of a clone.
+REPO_CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "tests", "corpus")
+DEFAULT_DIR = REPO_CORPUS
 
 
 @dataclass
@@ -81,7 +85,9 @@ def programs(directory: str) -> list[str]:
     try:
         names = sorted(f[: -len(".jaxexport")] for f in os.listdir(directory) if f.endswith(".jaxexport"))
     except OSError as err:
-        raise UsageError(f"cannot read corpus folder '{directory}': {err.strerror}") from None
+        hint = ("; this install has no corpus (it lives in a clone of the repository, under tests/corpus): "
+                "give its folder as DIR" if directory == REPO_CORPUS else "")
+        raise UsageError(f"cannot read corpus folder '{directory}': {err.strerror}{hint}") from None
     if not names:
         raise UsageError(f"'{directory}' holds no .jaxexport artifacts; "
                          "regenerate them with tests/corpus/regenerate.py")
@@ -277,10 +283,11 @@ def _short(module: str, program: str) -> str:
     return module[len(prefix):] if module.startswith(prefix) else module
 
 
-def main(argv: list[str], prog: str = "hlo2penguin regress") -> int:
+def build_parser(prog: str = "hlo2penguin regress") -> Parser:
     parser = Parser(prog=prog, description="Run the chain over a corpus of jax.export artifacts and compare with goldens.")
     parser.add_argument("directory", nargs="?", default=DEFAULT_DIR, metavar="DIR",
-                        help=f"corpus folder (default: {DEFAULT_DIR})")
+                        help="corpus folder (default: the repository's tests/corpus, found from the package's own "
+                             "files, whatever the working directory)")
     parser.add_argument("--update-goldens", action="store_true", help="rewrite the goldens instead of comparing")
     parser.add_argument("--jobs", type=int, metavar="N",
                         help="programs in N parallel processes (default: every core, as check)")
@@ -289,6 +296,11 @@ def main(argv: list[str], prog: str = "hlo2penguin regress") -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per row instead of the table")
     parser.add_argument("-o", "--output", metavar="OUT", help="write the table (or JSON) here instead of standard output")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    return parser
+
+
+def main(argv: list[str], prog: str = "hlo2penguin regress") -> int:
+    parser = build_parser(prog)
     return guarded(prog, lambda: _main(parser, argv))
 
 

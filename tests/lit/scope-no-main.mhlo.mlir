@@ -1,6 +1,6 @@
 // RUN: not hlo2penguin-opt %s --flatten-control-dep-tuple-operands 2>&1 | filecheck %s --check-prefix=ERR
 // RUN: hlo2penguin-opt %s --flatten-control-dep-tuple-operands --scope=first | filecheck %s --check-prefix=FIRST
-// Pins the default scope's error: without a function named main the pass fails with one line naming the functions and the way out, not a traceback (docs/link3-contract.md#scope-which-functions-are-walked; README.md#bad-input).
+// Pins the default scope's error: without a function named main the pass fails with one line naming the functions and the way out, not a traceback (docs/link3-contract.md#scope-which-functions-are-walked; docs/bad-input.md#bad-input).
 
 // ERR-NOT: Traceback
 // ERR: hlo2penguin-opt: error: flatten-control-dep-tuple-operands: the module has no function named 'main' (functions: helper, other); use scope=first or scope=all
