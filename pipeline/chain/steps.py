@@ -32,9 +32,10 @@ from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
+from pipeline.chain.hints import parser_hint, with_hint
 from pipeline.chain.options import Options, takes_options
 from pipeline.chain.result import ChainResult, Snapshot, execute
-from pipeline.chain.sources import load
+from pipeline.chain.sources import load, text_of
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
 from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
@@ -77,7 +78,10 @@ class Read:
 
     def run(self, work: Work) -> bool:
         o = work.options
-        loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
+        try:
+            loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
+        except XlaRejected as err:  # the text read again, on this error path only: what to do next
+            raise with_hint(err, parser_hint(text_of(work.source, o.source_name)[0], str(err))) from None
         work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
         if o.check:  # the verifier judges the module as read, before link #1 edits it
             work.read_proto = loaded.parsed.serialized()

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 from passes.errors import ChainError, first_line
 from passes.hlo.text import decode
+from pipeline.chain.hints import NO_CONTROL_EDGES
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded, write_output
 from pipeline.verifier.report import COUNTS, EdgeCounts
@@ -111,7 +112,7 @@ class CheckSummary:
             return f"no HLO module in {_counted(files, 'file')} ({self.not_hlo} not HLO); nothing to check"
         return (f"no HLO module with control edges in {_counted(files, 'file')} "
                 f"({_counted(self.no_control_edges, 'HLO module')} without control-predecessors, "
-                f"{self.not_hlo} not HLO); nothing to check")
+                f"{self.not_hlo} not HLO); nothing to check; {NO_CONTROL_EDGES}")
 
     def table(self, width: int | None = None) -> str:
         """The rows, to fit `width` columns (the terminal's; WIDTH when stdout
