@@ -16,7 +16,6 @@ seconds under its name (the benchmark's stages).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -33,7 +32,7 @@ from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
 from pipeline.chain.hints import parser_hint, with_hint
-from pipeline.chain.options import Options, takes_options
+from pipeline.chain.options import Options, resolve, takes_options
 from pipeline.chain.result import ChainResult, Snapshot, execute
 from pipeline.chain.sources import load, text_of
 from pipeline.verifier.report import Report
@@ -231,13 +230,15 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
         result.report.ok, result.report.lost    # the verdict; each lost edge names the link to blame
         result.penguin_source                   # the program; result.module() runs it
 
-    Options come as an `Options`, as keywords, or both (keywords win).
+    Options come as an `Options` (or a dict of its fields), as keywords, or
+    both (keywords win); a value not of its option's type is an
+    OptionTypeError (a TypeError) that names the option.
     `stop_after` names the last step (`steps()`; link #1's output is always
     written). `timings`, if given, receives the seconds each step took. Bad
     input raises a `passes.errors.ChainError` (HloSyntaxError, XlaRejected,
     ImportFailed, ControlDepError, UnreadableInput, UnknownDialect,
     FlattenError): one line that names the place."""
-    options = dataclasses.replace(options or Options(), **overrides) if overrides else (options or Options())
+    options = resolve(options, overrides)  # each held to its declaration; a dict of fields is taken too
     work = Work(source, options)
     chain = steps(options, stop_after)
     if options.isolate:  # the warm child; a new one loads XLA on the other core while the input is read
