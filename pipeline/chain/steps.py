@@ -33,7 +33,7 @@ from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
 from pipeline.chain.hints import parser_hint, with_hint
 from pipeline.chain.options import Options, resolve, takes_options
-from pipeline.chain.result import ChainResult, Snapshot, execute
+from pipeline.chain.result import ChainResult, Reimported, Snapshot, execute
 from pipeline.chain.sources import load, text_of
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
@@ -60,8 +60,8 @@ class Work:
     importer: XlaWorker | None = None  # XLA's child, with isolate (this process's warm one)
     mlir: ir.Module | None = None      # at its key locations (`names` reads them)
     names: HloNames | None = None
-    imported: Snapshot | None = None   # after link #2 (with check)
-    flattened: Snapshot | None = None  # after link #3 (with check)
+    imported: Snapshot | Reimported | None = None  # after link #2
+    flattened: Snapshot | None = None  # after link #3
     penguin_source: str = ""
     program: PenguinModule | None = None
     report: Report | None = None
@@ -156,8 +156,13 @@ class Import:
         except ImportFailed:
             _refuse_if_xla_cannot_read_its_own_proto(work)
             raise
-        if o.check:  # link #3 rewrites the module in place
+        if o.check:  # link #3 rewrites the module in place: the verifier reads the copy
             work.imported = Snapshot(work.mlir.operation.clone(), o.debug_info, work.names)
+        elif not o.flatten:  # nothing rewrites it: the module itself
+            work.imported = Snapshot(work.mlir.operation, o.debug_info, work.names)
+        else:  # link #2 again on link #1's output, if the result is asked for it
+            work.imported = Reimported(work.hlo_proto, work.parsed.text, work.where, o.dialect, o.isolate,
+                                       o.debug_info)
         return True
 
 
@@ -173,8 +178,7 @@ class Flatten:
         flatten = FlattenControlDepTupleOperands(dialect(o.dialect), **{
             **pass_values(o, FlattenControlDepTupleOperands), "until_unchanged": True})
         changed = flatten.run(work.mlir).changed
-        if o.check:  # nothing rewrites it after link #3
-            work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)
+        work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)  # nothing rewrites it after link #3
         return changed
 
 
