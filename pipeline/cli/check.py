@@ -206,16 +206,17 @@ def _distinct_width(names: list[str]) -> int:
     return longest
 
 
-def _name_widths(modules: list[str], stages: list[str], room: int) -> tuple[int, int]:
+def _name_widths(modules: list[str], stages: list[str], room: int, headers: tuple[str, str] = ("module", "stage"),
+                 ) -> tuple[int, int]:
     """The widths of the module and stage columns in `room` characters: the
     module whole where the stage keeps its distinct width, each at least
     its distinct width (past that the line is wider than `room`). Two rows
     differ in their module or in their stage, and each column keeps its
     different names different: no two rows read the same."""
-    whole_m, whole_s = max(map(len, modules), default=0), max(map(len, stages), default=0)
+    whole_m, whole_s = (max(len(h), *map(len, names)) for h, names in zip(headers, (modules, stages)))
     if whole_m + 2 + whole_s <= room:
         return whole_m, whole_s
-    least_m, least_s = _distinct_width(modules), _distinct_width(stages)
+    least_m, least_s = (max(len(h), _distinct_width(names)) for h, names in zip(headers, (modules, stages)))
     module = min(whole_m, max(least_m, room - 2 - least_s))
     return module, min(whole_s, max(least_s, room - 2 - module))
 
