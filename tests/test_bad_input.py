@@ -444,8 +444,9 @@ ROWS = [
         api_message="unknown dialect 'stablhlo': choose 'stablehlo' or 'mhlo'", script=True),
     hlo("input-missing", None, "cannot read input 'nope.hlo': No such file or directory", args=("nope.hlo",),
         api=(run_path("nope.hlo"),), error=UnreadableInput, script=True),
-    hlo("input-is-a-directory", None, "cannot read input 'adir': Is a directory", args=("adir",),
-        api=(run_path("adir"),), error=UnreadableInput),
+    hlo("input-is-a-directory", None, "cannot read input 'adir': Is a directory; for every module in a folder "
+        "(an XLA dump): hlo2penguin check adir", args=("adir",),
+        api=(run_path("adir"),), error=UnreadableInput, api_message="cannot read input 'adir': Is a directory"),
     hlo("input-permission-denied", None, "cannot read input '{denied}': Permission denied", args=("{denied}",),
         api=(run_path("{denied}"),), error=UnreadableInput),
     hlo("output-directory-missing", GOOD, "cannot write output 'no/such/out.txt': No such file or directory",
