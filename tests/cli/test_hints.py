@@ -32,11 +32,9 @@ FORWARD = module("%a = f32[4]{0} negate(%x), control-predecessors={%b}", "%b = f
                  "ROOT %s = f32[4]{0} add(%a, %b)")
 UNDEFINED = module("%a = f32[4]{0} negate(%x), control-predecessors={%zz}", "%b = f32[4]{0} exponential(%x)",
                    "ROOT %s = f32[4]{0} add(%a, %b)")
-# `b` is defined, but in another computation: not a forward reference in this one.
-ELSEWHERE = ("HloModule m\n%other (y: f32[4]) -> f32[4] {\n  %y = f32[4]{0} parameter(0)\n"
-             "  ROOT %b = f32[4]{0} negate(%y)\n}\n\n"
-             + module("%a = f32[4]{0} negate(%x), control-predecessors={%b}", "ROOT %s = f32[4]{0} add(%a, %x)")
-             .split("\n", 1)[1])
+# `b` is defined below, but in another computation: not a forward reference in this one.
+ELSEWHERE = (module("%a = f32[4]{0} negate(%x), control-predecessors={%b}", "ROOT %s = f32[4]{0} add(%a, %x)")
+             + "\n%other (y: f32[4]) -> f32[4] {\n  %y = f32[4]{0} parameter(0)\n  ROOT %b = f32[4]{0} negate(%y)\n}\n")
 NO_EDGES = module("ROOT %a = f32[4]{0} negate(%x)")
 
 
