@@ -19,7 +19,10 @@ Each row names its file (`file`: relative to the folder common to all rows)
 and its stage (`stage`: what XLA's dump name says after the module's name,
 `cpu_after_optimizations` or `copy-insertion.after_adding_copies`; None for
 any other name). A dump holds one module at every stage it was dumped at, a
-row each: the totals add them all, and the table says so.
+row each: the totals add them all, and the table says so. The table names
+each row by its module and its stage (`CheckSummary.names`: by the file
+where two rows would read the same), each cut from its front where the
+width asks; the JSON has `path`, `module`, `file` and `stage`.
 
     summary = check(["/tmp/xla_dump"], jobs=2, dialect="mhlo")
     summary.totals(), summary.ok, summary.modules[0].lost, summary.modules[0].stage
@@ -213,7 +216,7 @@ def _name_widths(modules: list[str], stages: list[str], room: int, headers: tupl
     its distinct width (past that the line is wider than `room`). Two rows
     differ in their module or in their stage, and each column keeps its
     different names different: no two rows read the same."""
-    whole_m, whole_s = (max(len(h), *map(len, names)) for h, names in zip(headers, (modules, stages)))
+    whole_m, whole_s = (max([len(h), *map(len, names)]) for h, names in zip(headers, (modules, stages)))
     if whole_m + 2 + whole_s <= room:
         return whole_m, whole_s
     least_m, least_s = (max(len(h), _distinct_width(names)) for h, names in zip(headers, (modules, stages)))
@@ -353,7 +356,7 @@ def build_parser() -> Parser:
     p = Parser(prog=PROG, description=(
         "Run every HLO module with control edges in the given files and folders (an XLA --xla_dump_to "
         "folder: its *.txt and *.hlo files) through the chain, and table each module's control edges and "
-        "their fates: a row per file (named relative to the folder they share) and stage. Exit 0 if every "
+        "their fates: a row per module and stage (a name too long cut from its front). Exit 0 if every "
         "edge is carried, or if there is nothing to check (no HLO module with control edges: one line on "
         "stderr says what was found); 1 if an edge is lost, a dep edge is spurious or a module is an error "
         "row (the chain refuses it, or a file named is not text); 2 on bad input: a path that does not "
