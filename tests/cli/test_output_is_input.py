@@ -41,3 +41,16 @@ def test_another_output_file_is_still_written(tmp_path):
     (tmp_path / "g2.hlo").write_text(EXAMPLE_HLO)
     done = subprocess.run([SCRIPT, "g2.hlo", "-o", "g2.py", "-q"], cwd=tmp_path, capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (0, "") and "dependencies" in (tmp_path / "g2.py").read_text()
+
+
+def test_verify_refuses_an_output_that_is_its_module_or_its_program(tmp_path):
+    (tmp_path / "g2.hlo").write_text(EXAMPLE_HLO)
+    done = subprocess.run([SCRIPT, "g2.hlo", "-o", "g2.py", "-q"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0
+    program = (tmp_path / "g2.py").read_text()
+    for out in ("g2.hlo", "g2.py"):
+        done = subprocess.run([SCRIPT, "verify", "g2.hlo", "g2.py", "-o", out], cwd=tmp_path,
+                              capture_output=True, text=True)
+        assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+        assert done.stderr.startswith(f"hlo2penguin verify: error: -o '{out}' is the input")
+    assert (tmp_path / "g2.hlo").read_text() == EXAMPLE_HLO and (tmp_path / "g2.py").read_text() == program
