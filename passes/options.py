@@ -28,6 +28,8 @@ Pure Python (no jaxlib): the passes' modules and the CLIs import it.
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from dataclasses import MISSING, dataclass
 
 from passes.errors import ChainError
@@ -38,6 +40,12 @@ _TYPES = {t.__name__: t for t in (bool, int, float, str)}
 
 class OptionError(ChainError):
     """An option's text cannot be read: an unknown key, or a value not of its type."""
+
+
+class OptionTypeError(OptionError, TypeError):
+    """An option given a value not of its declared type (`flatten="no"`), an
+    unknown option, or options that are neither the options' dataclass nor a
+    mapping of its fields: a TypeError, as Python's own for a bad argument."""
 
 
 def option(default, *, help: str, choices: tuple | None = None):  # noqa: A002 (argparse's word)
@@ -129,12 +137,54 @@ def options(cls: type) -> tuple[Option, ...]:
 
 def check(instance, error: type[Exception] = OptionError) -> None:
     """Hold every option of `instance` that has fixed choices to them (a pass's
-    `__post_init__`): `unknown scope 'x': choose one of main, first, all`."""
+    `__post_init__`): `unknown scope 'x': choose one of main, first, all`;
+    first every field to its type (`check_types`)."""
+    check_types(instance)
     for o in options(instance):
         value = getattr(instance, o.name)
         if o.choices is not None and value not in o.choices:
             raise error(f"unknown {o.name.replace('_', ' ')} {value!r}: "
                         f"choose one of {', '.join(str(c) for c in o.choices)}")
+
+
+def check_types(instance) -> None:
+    """Hold every field of `instance` (a dataclass whose fields are options
+    and keywords) to its declared type: OptionTypeError naming the field and
+    what it takes, `option flatten takes True or False (a bool), not 'no' (a str)`.
+    A bool is a bool (not 1, not "no"); `str | None` takes either."""
+    try:
+        hints = typing.get_type_hints(type(instance))
+    except NameError:  # an annotation named for type checkers alone: its fields' own types still hold below
+        hints = {}
+    for f in dataclasses.fields(instance):
+        if f.name not in hints:
+            continue
+        value, kinds = getattr(instance, f.name), _kinds(hints[f.name])
+        if kinds is None or any(_is(value, k) for k in kinds):
+            continue
+        choices = f.metadata.get(_CHOICES)
+        said = " or ".join("True or False (a bool)" if k is bool else "None" if k is type(None)
+                           else f"one of {', '.join(map(repr, choices))} ({_a(k.__name__)})" if choices and k is str
+                           else _a(k.__name__) for k in kinds)
+        raise OptionTypeError(f"option {f.name} takes {said}, not {value!r} ({_a(type(value).__name__)})")
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def _kinds(hint) -> tuple | None:
+    """The types a field's annotation allows (`str | None` → (str, NoneType)); None if not a plain one."""
+    args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    return args if all(a in (bool, int, float, str, type(None)) for a in args) else None
+
+
+def _is(value, kind: type) -> bool:
+    if kind is bool or kind is type(None):
+        return value is None if kind is type(None) else isinstance(value, bool)
+    if kind in (int, float) and isinstance(value, bool):
+        return False  # True is an int to Python, not a number to an option
+    return isinstance(value, kind) or (kind is float and isinstance(value, int))
 
 
 def pass_values(values, pass_class: type) -> dict:

@@ -14,6 +14,7 @@ XLA:CPU running the original HLO, or `expected=` (e.g. JAX's outputs).
 
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import numpy as np
@@ -58,7 +59,7 @@ def assert_round_trip(hlo, *, inputs: Sequence | None = None, expected: Sequence
         else:
             want = xla_outputs(original, inputs) if expected is None else list(expected)
             problems += [f"  numerics: {line}" for line in differences(got, want, "XLA's" if expected is None
-                                                                       else "expected", rtol, atol)]
+                                                                       else "expected", rtol, atol, detail=True)]
     if problems:
         raise AssertionError(f"{result.source}: the round trip does not hold "
                              f"({result.report.summary()}):\n" + "\n".join(problems))
@@ -74,11 +75,17 @@ def xla_outputs(hlo_text: str, inputs: Sequence) -> list[np.ndarray]:
     return cpu_outputs(parse_to_proto(readable_text(hlo_text)), inputs)
 
 
-def differences(got: Sequence, want: Sequence, whose: str, rtol: float = RTOL, atol: float = ATOL) -> list[str]:
+def differences(got: Sequence, want: Sequence, whose: str, rtol: float = RTOL, atol: float = ATOL, *,
+                detail: bool = False) -> list[str]:
     """Where the program's results `got` differ from `want` (`whose` names
     them in the messages): the count, a shape, or the values (floats within
-    rtol/atol, everything else exactly). Empty if they agree. `regress`
-    judges its numerics column with it too."""
+    rtol/atol, NaN equal to NaN, everything else exactly), as numpy's own
+    comparison (`numpy.testing.assert_allclose`, `assert_array_equal`)
+    judges them. One line each, empty if they agree; `regress` judges its
+    numerics column with it too. With `detail`, a line for differing values
+    is followed by numpy's message, indented: the mismatched elements, the
+    first indices with both values, the largest absolute and relative
+    difference, the tolerances (the program's results are ACTUAL, `want` DESIRED)."""
     if len(got) != len(want):
         return [f"the program gives {len(got)} results, {whose} {len(want)}"]
     found = []
@@ -88,10 +95,28 @@ def differences(got: Sequence, want: Sequence, whose: str, rtol: float = RTOL, a
             found.append(f"result {i} has shape {a.shape}, {whose} {b.shape}")
             continue
         exact = not (np.issubdtype(b.dtype, np.floating) or np.issubdtype(b.dtype, np.complexfloating))
-        if exact and not np.array_equal(a, b):
-            found.append(f"result {i} differs from {whose} at {int(np.count_nonzero(a != b))} of {b.size} elements")
-        elif not exact and not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
+        said = _numpy_says(a, b, exact, rtol, atol)
+        if said is None:
+            continue
+        if exact:
+            line = f"result {i} differs from {whose} at {int(np.count_nonzero(a != b))} of {b.size} elements"
+        else:
             wide = np.complex128 if np.issubdtype(b.dtype, np.complexfloating) else np.float64  # keep imaginary parts
             worst = float(np.nanmax(np.abs(a.astype(wide) - b.astype(wide))))
-            found.append(f"result {i} differs from {whose} by up to {worst:.3g} (rtol={rtol}, atol={atol})")
+            line = f"result {i} differs from {whose} by up to {worst:.3g} (rtol={rtol}, atol={atol})"
+        if detail:
+            line += f"; numpy.testing says (ACTUAL the program's, DESIRED {whose}):\n" + textwrap.indent(said, "    ")
+        found.append(line)
     return found
+
+
+def _numpy_says(actual: np.ndarray, desired: np.ndarray, exact: bool, rtol: float, atol: float) -> str | None:
+    """numpy.testing's message where `actual` and `desired` differ (None where they agree)."""
+    try:
+        if exact:
+            np.testing.assert_array_equal(actual, desired)
+        else:
+            np.testing.assert_allclose(actual, desired, rtol=rtol, atol=atol, equal_nan=True)
+    except AssertionError as err:
+        return str(err).strip("\n")
+    return None

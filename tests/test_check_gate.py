@@ -79,7 +79,8 @@ def test_a_real_dump_without_control_edges_passes_and_says_so_in_one_line(no_edg
     hlo = [p for p in files if xla_reads(p)]
     assert hlo and all(count_control_edges(p.read_text()) == 0 for p in hlo)  # JAX's sin: no control edges
     said = (f"hlo2penguin check: no HLO module with control edges in {len(files)} files ({len(hlo)} HLO modules "
-            f"without control-predecessors, {len(files) - len(hlo)} not HLO); nothing to check\n")
+            f"without control-predecessors, {len(files) - len(hlo)} not HLO); nothing to check; XLA adds control "
+            f"edges in copy insertion and later passes, so an earlier dump stage has none\n")
     assert check(str(no_edges_dump)) == (0, "", said)
     status, out, err = check(str(no_edges_dump), "--json")
     assert (status, err) == (0, said)
@@ -121,8 +122,10 @@ def test_a_binary_file_named_is_an_error_row_and_exit_1(tmp_path):
     assert good_row["error"] == "" and good_row["edges"] == count_control_edges(good.read_text())
     assert json.loads(out)["skipped"] == {"not_hlo": 0, "no_control_edges": 0}
     status, out, err = check(str(binary))
-    (row,) = [line for line in out.splitlines() if line.startswith(binary.name)]
-    assert status == 1 and row.split()[1:1 + len(COUNTS)] == ["-"] * len(COUNTS)
+    (row,) = table_rows(out)[0]
+    shown = row.split()[0]  # its module: the file's name (its end, after `…`, if the width asks)
+    assert shown == binary.name or (shown.startswith("…") and binary.name.endswith(shown[1:]))
+    assert status == 1 and row.split()[1:2 + len(COUNTS)] == ["-"] * (1 + len(COUNTS))  # no stage, no counts
     assert "input is not UTF-8 text (byte 0xff)" in row and str(tmp_path) not in row
 
 
@@ -156,18 +159,18 @@ def test_the_table_fits_the_terminal_names_files_under_the_folder_and_says_what_
     assert (status, err) == (0, "")
     assert all(len(line) <= width for line in out.splitlines()), out
     lines, (total, *notes) = table_rows(out)
-    assert out.splitlines()[0].split() == ["file", *COUNTS]
+    assert out.splitlines()[0].split() == ["module", "stage", *COUNTS]
     assert len(lines) == len(rows)
     for line, row in zip(lines, rows):
         cells = line.split()
-        assert cells[1:] == [str(row[k]) for k in COUNTS]  # the numbers, never cut
-        shown = cells[0]
-        if "…" in shown:  # shortened in the middle: its start and end are the file's
-            head, tail = shown.split("…")
-            assert row["file"].startswith(head) and row["file"].endswith(tail) and len(head) >= 10
+        assert cells[2:] == [str(row[k]) for k in COUNTS]  # the numbers, never cut
+        assert cells[0] == row["module"]  # one module: its name whole
+        shown = cells[1]
+        if "…" in shown:  # shortened from its front: its end is the stage's
+            assert shown.startswith("…") and row["stage"].endswith(shown[1:]) and len(shown) >= 8
         else:
-            assert shown == row["file"]
-        assert "/" not in shown  # relative to the folder named
+            assert shown == row["stage"]
+    assert len({tuple(line.split()[:2]) for line in lines}) == len(lines)  # no two rows alike
     assert total.split()[:5] == ["total:", str(len(rows)), "rows,", "0", "errors"]
     assert total.split()[5:] == [str(sum(r[k] for r in rows)) for k in COUNTS]
     assert notes[0] == f"the totals add up {len(rows)} rows: 1 module at {len(rows)} stages"
@@ -179,7 +182,7 @@ def test_with_a_narrow_terminal_the_numbers_are_whole(swap_dump):
     rows = json.loads(check(str(swap_dump), "--json")[1])["modules"]
     status, out, _ = check(str(swap_dump), columns=30)
     lines, _ = table_rows(out)
-    assert status == 0 and [line.split()[1:] for line in lines] == [[str(r[k]) for k in COUNTS] for r in rows]
+    assert status == 0 and [line.split()[2:] for line in lines] == [[str(r[k]) for k in COUNTS] for r in rows]
 
 
 def test_a_folder_of_hlo_files_rows_by_file_name_without_stage(capfd):
@@ -190,7 +193,11 @@ def test_a_folder_of_hlo_files_rows_by_file_name_without_stage(capfd):
     assert [(r["path"], r["file"], r["stage"]) for r in rows] == [(str(p), p.name, None) for p in with_edges]
     status, out, err = check(str(folder))
     lines, (total, *notes) = table_rows(out)
-    assert [line.split()[0] for line in lines] == [p.name for p in with_edges]
+    # No dump names: no stage; a module by its name, or by its file where two files have one name.
+    modules = [re.search(r"^HloModule ([^\s,]+)", p.read_text(), re.M) for p in with_edges]
+    modules = [m.group(1) if m else p.name for m, p in zip(modules, with_edges)]
+    said = [m if modules.count(m) == 1 else p.name for m, p in zip(modules, with_edges)]
+    assert [line.split()[:2] for line in lines] == [[name, "-"] for name in said]
     assert all(len(line) <= 100 for line in out.splitlines() if not line.startswith("each edge"))
     assert total.startswith(f"total: {len(rows)} rows, 0 errors")
     assert notes[0] == f"files under {folder}"  # every module once: nothing more to say of the totals

@@ -6,12 +6,13 @@ import dataclasses
 import inspect
 import textwrap
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from passes.dialects import DIALECTS, dialect
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.mlir import FlattenControlDepTupleOperands
-from passes.options import option, pass_option, pass_values
+from passes.options import OptionTypeError, check_types, option, pass_option, pass_values
 
 _DIALECT = next(iter(DIALECTS))  # the table's first
 _DOC = "doc"
@@ -56,10 +57,33 @@ class Options:
     source_name: str | None = keyword(None, "the input's name in errors (default: the path, `<hlo text>`, or "
                                             "the module's name)")
 
-    def __post_init__(self):  # before any work: UnknownDialect, FlattenError
+    def __post_init__(self):  # before any work: OptionTypeError, UnknownDialect, FlattenError
+        check_types(self)
         row = dialect(self.dialect)
         if self.flatten:  # the pass holds its options to their declarations
             FlattenControlDepTupleOperands(row, **pass_values(self, FlattenControlDepTupleOperands))
+
+
+def resolve(options=None, overrides: Mapping | None = None) -> Options:
+    """The `Options` that `options` (an `Options`, a mapping of its fields, or
+    None for the defaults) and the keywords `overrides` make (keywords win):
+    where options enter the chain, each held to its declaration."""
+    if options is None:
+        options = Options()
+    elif isinstance(options, Mapping):
+        options = Options(**_known(options))
+    elif not isinstance(options, Options):
+        raise OptionTypeError(f"options: give a pipeline.Options(...) or a mapping of its fields (a dict), "
+                              f"not a {type(options).__name__}")
+    return dataclasses.replace(options, **_known(overrides)) if overrides else options
+
+
+def _known(values: Mapping) -> Mapping:
+    names = [f.name for f in dataclasses.fields(Options)]
+    unknown = [str(k) for k in values if k not in names]
+    if unknown:
+        raise OptionTypeError(f"unknown option(s) {', '.join(map(repr, unknown))}: the options are {', '.join(names)}")
+    return values
 
 
 def option_lines() -> list[str]:

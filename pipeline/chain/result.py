@@ -43,18 +43,58 @@ class Snapshot:
         return visible_edges(self._restored(), through_tuples)
 
 
-@dataclass
+class Reimported:
+    """The module after link #2 where the chain kept no copy of it (check=False:
+    link #3 rewrites it in place, and a copy of a 30k-instruction module costs
+    0.03 s that most runs never use): link #2 again, on link #1's output, on
+    first use."""
+
+    def __init__(self, proto: bytes, text: str | None, where: str, dialect: str, isolate: bool, debug_info: bool):
+        self._args = proto, text, where, dialect, isolate
+        self.debug_info = debug_info
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            from passes.hlo.parsed import Parsed
+            from pipeline.xla.importer import import_keyed
+
+            proto, text, where, dialect, isolate = self._args
+            mlir, names = import_keyed(Parsed.from_serialized(proto, text, where), dialect, isolate=isolate,
+                                       source_name=where, consume=True)
+            self._text = Snapshot(mlir.operation, self.debug_info, names).text
+        return self._text
+
+
+@dataclass(repr=False)
 class ChainResult:
+    """What `pipeline.run` gives back: `penguin_source`, `report` (None
+    with check=False), and each link's output whatever `check` says: `hlo`
+    (link #1), `mlir` (link #2), `flat_mlir` (link #3), each printed on
+    first use. `repr` is one line: the source, the dialect, the verdict and
+    the edge counts."""
+
     source: str
     dialect: str
     _hlo: bytes | str        # after link #1: XLA's serialized module, printed on first use
-    _imported: Snapshot | None
+    _imported: Snapshot | Reimported | None
     _flattened: Snapshot | None
     penguin_source: str      # link #4
     report: Report | None    # None with check=False
     _module: PenguinModule | None = None
     link1: PreserveResult | None = None  # link #1's own account (None with reify=False)
     _text: str | None = None             # the HLO text read
+
+    def __repr__(self) -> str:
+        if self.report is None:
+            verdict = "not checked (check=False)" if self.penguin_source else "stopped before link #4"
+            counts = ""
+        else:
+            verdict = "ok" if self.report.ok else "NOT OK"
+            counts = ", " + ", ".join(f"{k}={v}" for k, v in self.report.totals().items())
+            counts += f", dep_edges={self.report.dep_edges}"
+        return f"<ChainResult {self.source!r} dialect={self.dialect!r}: {verdict}{counts}>"
 
     @property
     def hlo(self) -> str:
@@ -65,12 +105,12 @@ class ChainResult:
 
     @property
     def mlir(self) -> str:
-        """The module after link #2 ("" with check=False)."""
+        """The module after link #2 ("" where the chain stopped before it)."""
         return self._imported.text if self._imported is not None else ""
 
     @property
     def flat_mlir(self) -> str | None:
-        """The module after link #3 (None with flatten=False or check=False)."""
+        """The module after link #3 (None with flatten=False, or where the chain stopped before it)."""
         return self._flattened.text if self._flattened is not None else None
 
     def module(self) -> PenguinModule:

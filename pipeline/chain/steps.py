@@ -16,7 +16,6 @@ seconds under its name (the benchmark's stages).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -33,9 +32,10 @@ from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
-from pipeline.chain.options import Options, takes_options
-from pipeline.chain.result import ChainResult, Snapshot, execute
-from pipeline.chain.sources import load
+from pipeline.chain.hints import parser_hint, with_hint
+from pipeline.chain.options import Options, resolve, takes_options
+from pipeline.chain.result import ChainResult, Reimported, Snapshot, execute
+from pipeline.chain.sources import load, text_of
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
 from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
@@ -62,8 +62,8 @@ class Work:
     importer: XlaWorker | None = None  # XLA's child, with isolate (this process's warm one)
     mlir: ir.Module | None = None      # at its key locations (`names` reads them)
     names: HloNames | None = None
-    imported: Snapshot | None = None   # after link #2 (with check)
-    flattened: Snapshot | None = None  # after link #3 (with check)
+    imported: Snapshot | Reimported | None = None  # after link #2
+    flattened: Snapshot | None = None  # after link #3
     penguin_source: str = ""
     program: PenguinModule | None = None
     report: Report | None = None
@@ -79,7 +79,10 @@ class Read:
 
     def run(self, work: Work) -> bool:
         o = work.options
-        loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
+        try:
+            loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
+        except XlaRejected as err:  # the text read again, on this error path only: what to do next
+            raise with_hint(err, parser_hint(text_of(work.source, o.source_name)[0], str(err))) from None
         work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
         work.elided = elided_constants(loaded.parsed)  # before link #1 edits the proto the inline ones are named in
         if o.check:  # the verifier judges the module as read, before link #1 edits it
@@ -156,8 +159,13 @@ class Import:
         except ImportFailed:
             _refuse_if_xla_cannot_read_its_own_proto(work)
             raise
-        if o.check:  # link #3 rewrites the module in place
+        if o.check:  # link #3 rewrites the module in place: the verifier reads the copy
             work.imported = Snapshot(work.mlir.operation.clone(), o.debug_info, work.names)
+        elif not o.flatten:  # nothing rewrites it: the module itself
+            work.imported = Snapshot(work.mlir.operation, o.debug_info, work.names)
+        else:  # link #2 again on link #1's output, if the result is asked for it
+            work.imported = Reimported(work.hlo_proto, work.parsed.text, work.where, o.dialect, o.isolate,
+                                       o.debug_info)
         return True
 
 
@@ -173,8 +181,7 @@ class Flatten:
         flatten = FlattenControlDepTupleOperands(dialect(o.dialect), **{
             **pass_values(o, FlattenControlDepTupleOperands), "until_unchanged": True})
         changed = flatten.run(work.mlir).changed
-        if o.check:  # nothing rewrites it after link #3
-            work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)
+        work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)  # nothing rewrites it after link #3
         return changed
 
 
@@ -231,13 +238,15 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
         result.report.ok, result.report.lost    # the verdict; each lost edge names the link to blame
         result.penguin_source                   # the program; result.module() runs it
 
-    Options come as an `Options`, as keywords, or both (keywords win).
+    Options come as an `Options` (or a dict of its fields), as keywords, or
+    both (keywords win); a value not of its option's type is an
+    OptionTypeError (a TypeError) that names the option.
     `stop_after` names the last step (`steps()`; link #1's output is always
     written). `timings`, if given, receives the seconds each step took. Bad
     input raises a `passes.errors.ChainError` (HloSyntaxError, XlaRejected,
     ImportFailed, ControlDepError, UnreadableInput, UnknownDialect,
     FlattenError): one line that names the place."""
-    options = dataclasses.replace(options or Options(), **overrides) if overrides else (options or Options())
+    options = resolve(options, overrides)  # each held to its declaration; a dict of fields is taken too
     work = Work(source, options)
     chain = steps(options, stop_after)
     if options.isolate:  # the warm child; a new one loads XLA on the other core while the input is read

@@ -19,7 +19,10 @@ Each row names its file (`file`: relative to the folder common to all rows)
 and its stage (`stage`: what XLA's dump name says after the module's name,
 `cpu_after_optimizations` or `copy-insertion.after_adding_copies`; None for
 any other name). A dump holds one module at every stage it was dumped at, a
-row each: the totals add them all, and the table says so.
+row each: the totals add them all, and the table says so. The table names
+each row by its module and its stage (`CheckSummary.names`: by the file
+where two rows would read the same), each cut from its front where the
+width asks; the JSON has `path`, `module`, `file` and `stage`.
 
     summary = check(["/tmp/xla_dump"], jobs=2, dialect="mhlo")
     summary.totals(), summary.ok, summary.modules[0].lost, summary.modules[0].stage
@@ -43,11 +46,13 @@ import os
 import re
 import shutil
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 
 from passes.elision import elided_note
 from passes.errors import ChainError, first_line
 from passes.hlo.text import decode
+from pipeline.chain.hints import NO_CONTROL_EDGES
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded, write_output
 from pipeline.verifier.report import COUNTS, EdgeCounts
@@ -56,9 +61,8 @@ from pipeline.chain.sources import hlo_dump_name, hlo_module_name, looks_like_hl
 PROG = "hlo2penguin check"
 SUFFIXES = (".txt", ".hlo")
 CONTROL_PREDECESSORS = b"control-predecessors="
-DUMP_PREFIX = re.compile(r"module_\d+\.[^.]+\.(?:\d{4}\.)?")  # module_NNNN.<module>.[NNNN.]
 WIDTH = 100      # the table's width when stdout is not a terminal (and COLUMNS is not set)
-MIN_FILE = 24    # the file column is never narrower: past that, the line is wider than the terminal
+MIN_NAMES = 24   # the name columns are never narrower: past that, the line is wider than the terminal
 COUNT_COLUMNS = sum(len(k) + 2 for k in COUNTS)  # each count's column and the two spaces before it
 
 
@@ -121,27 +125,35 @@ class CheckSummary:
             return f"no HLO module in {_counted(files, 'file')} ({self.not_hlo} not HLO); nothing to check"
         return (f"no HLO module with control edges in {_counted(files, 'file')} "
                 f"({_counted(self.no_control_edges, 'HLO module')} without control-predecessors, "
-                f"{self.not_hlo} not HLO); nothing to check")
+                f"{self.not_hlo} not HLO); nothing to check; {NO_CONTROL_EDGES}")
 
     def table(self, width: int | None = None) -> str:
         """The rows, to fit `width` columns (the terminal's; WIDTH when stdout
-        is not one): a file name too long is cut in its middle, the numbers
-        and the errors never are."""
+        is not one): each row's module and stage (`names`), a name too long
+        cut from its front (`…`), never so far that two rows read the same;
+        the numbers and the errors are never cut."""
         width = width or shutil.get_terminal_size((WIDTH, 24)).columns
         t = self.totals()
         errors = any(r.error for r in self.modules)
-        headers = ["file", *COUNTS, *(["error"] if errors else [])]
+        headers = ["module", "stage", *COUNTS, *(["error"] if errors else [])]
         total = f"total: {_counted(len(self.modules), 'row')}, {_counted(t['errors'], 'error')}"
-        # The file column: what the counts leave of the width (never less than MIN_FILE).
-        room = max(MIN_FILE, len(total), width - COUNT_COLUMNS)
-        rows = [[_shortened(r.file, room), *(("-",) * len(COUNTS) if r.error else (getattr(r, k) for k in COUNTS)),
-                 *([_without_path(r.error, r.path)] if errors else [])] for r in self.modules]
-        rows.append([total, *(t[k] for k in COUNTS), *([""] if errors else [])])
+        names = self.names()
+        # The two name columns: what the counts leave of the width (never less than MIN_NAMES).
+        room = max(MIN_NAMES, len(total), width - COUNT_COLUMNS)
+        widths = _name_widths([m for m, _ in names], [s for _, s in names], room)
+        rows = [[_from_front(m, widths[0]), _from_front(s, widths[1]),
+                 *(("-",) * len(COUNTS) if r.error else (getattr(r, k) for k in COUNTS)),
+                 *([_without_path(r.error, r.path)] if errors else [])] for r, (m, s) in zip(self.modules, names)]
         cells = [headers] + [[str(c) for c in row] for row in rows]
         widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+        if len(total) > widths[0] + 2 + widths[1]:  # the total's label spans both name columns
+            widths[1] = len(total) - widths[0] - 2
         if errors:
             widths[-1] = len(headers[-1])  # the last column: its rule as wide as its header, its text whole
         lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+        label = total.ljust(widths[0] + 2 + widths[1])
+        lines.append("  ".join([label, *(str(t[k]).ljust(w) for k, w in zip(COUNTS, widths[2:])),
+                                *([""] if errors else [])]).rstrip())
         lines.insert(1, "  ".join("-" * w for w in widths))
         stages = self.stages()
         if stages:
@@ -157,6 +169,20 @@ class CheckSummary:
         if t["lost"] or t["spurious"]:
             lines.append("each edge and its fate: hlo2penguin MODULE --emit report")
         return "\n".join(lines) + "\n"
+
+    def names(self) -> list[tuple[str, str]]:
+        """Each row's module and stage as the table names them, no two rows
+        alike: the module after `HloModule` and the stage of XLA's dump name
+        (`-` for a file whose name is not one). Where two rows would read the
+        same (one module name compiled twice, the same stage in two folders,
+        two files of one module), those rows name their module by the file
+        instead: its dump name up to the stage, else the whole file."""
+        names = [(r.module, r.stage or "-") for r in self.modules]
+        for fallback in (_dump_prefix, lambda r: r.file):
+            seen = Counter(names)
+            names = [(fallback(r), stage) if seen[(m, stage)] > 1 else (m, stage)
+                     for r, (m, stage) in zip(self.modules, names)]
+        return names
 
     def stages(self) -> str | None:
         """`1 module at 8 stages`, `4 modules at 3 stages each`, `3 modules at 1 to 4 stages`
@@ -177,17 +203,47 @@ def _counted(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
-def _shortened(name: str, width: int) -> str:
-    """`name` in `width` characters: cut in its middle (`…`) if longer,
-    keeping a dump name's `module_NNNN.<module>.NNNN.` if it leaves the end room."""
-    if len(name) <= width:
-        return name
-    keep = width - 1
-    base = os.path.basename(name)
-    dump = DUMP_PREFIX.match(base)
-    prefix = len(name) - len(base) + dump.end() if dump else 0
-    head = prefix if 0 < prefix <= keep - 12 else (keep + 1) // 2
-    return name[:head] + "…" + name[len(name) - (keep - head):]
+MIN_NAME = 8  # a name column is cut to no fewer characters (its start `…` included)
+
+
+def _from_front(name: str, width: int) -> str:
+    """`name` in `width` characters: its end after `…` if it is longer."""
+    return name if len(name) <= width else "…" + name[len(name) - (width - 1):]
+
+
+def _distinct_width(names: list[str]) -> int:
+    """The fewest characters (at least MIN_NAME) in which `_from_front` keeps
+    the distinct `names` distinct; the longest name's length if none fewer does."""
+    distinct = set(names)
+    longest = max(map(len, distinct), default=0)
+    for width in range(min(MIN_NAME, longest), longest):
+        if len({_from_front(n, width) for n in distinct}) == len(distinct):
+            return width
+    return longest
+
+
+def _name_widths(modules: list[str], stages: list[str], room: int, headers: tuple[str, str] = ("module", "stage"),
+                 ) -> tuple[int, int]:
+    """The widths of the module and stage columns in `room` characters: the
+    module whole where the stage keeps its distinct width, each at least
+    its distinct width (past that the line is wider than `room`). Two rows
+    differ in their module or in their stage, and each column keeps its
+    different names different: no two rows read the same."""
+    whole_m, whole_s = (max([len(h), *map(len, names)]) for h, names in zip(headers, (modules, stages)))
+    if whole_m + 2 + whole_s <= room:
+        return whole_m, whole_s
+    least_m, least_s = (max(len(h), _distinct_width(names)) for h, names in zip(headers, (modules, stages)))
+    module = min(whole_m, max(least_m, room - 2 - least_s))
+    return module, min(whole_s, max(least_s, room - 2 - module))
+
+
+def _dump_prefix(row: ModuleRow) -> str:
+    """`run1/module_0004.jit_loop`: the row's file up to its stage (and pass counter), or the file."""
+    if row.stage and row.file.endswith(SUFFIXES):
+        base = os.path.splitext(row.file)[0]
+        if base.endswith("." + row.stage):
+            return re.sub(r"\.\d{4}$", "", base[:-len(row.stage) - 1])
+    return row.file
 
 
 def _without_path(error: str, path: str) -> str:
@@ -314,7 +370,7 @@ def build_parser() -> Parser:
     p = Parser(prog=PROG, description=(
         "Run every HLO module with control edges in the given files and folders (an XLA --xla_dump_to "
         "folder: its *.txt and *.hlo files) through the chain, and table each module's control edges and "
-        "their fates: a row per file (named relative to the folder they share) and stage. Exit 0 if every "
+        "their fates: a row per module and stage (a name too long cut from its front). Exit 0 if every "
         "edge is carried, or if there is nothing to check (no HLO module with control edges: one line on "
         "stderr says what was found); 1 if an edge is lost, a dep edge is spurious or a module is an error "
         "row (the chain refuses it, or a file named is not text); 2 on bad input: a path that does not "

@@ -8,14 +8,16 @@ no output file left behind).
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import pathlib
 import sys
 
 from passes.control_dep import Fate
+from pipeline.chain.hints import NO_CONTROL_EDGES, directory_hint, with_hint
 from pipeline.cli.support import (Parser, UsageError, add_chain_options, chain_options, commit_file, guarded,
-                                  stage_file, version_line, write_output)
+                                  refuse_overwriting_inputs, stage_file, version_line, write_output)
 from pipeline.xla import worker as xla_child
 from pipeline.chain.example import EXAMPLE_HLO, EXAMPLE_NAME
 
@@ -84,7 +86,10 @@ def read_input(path: str | None) -> tuple[bytes | str, str]:
         return EXAMPLE_HLO, EXAMPLE_NAME
     if path == "-":
         return sys.stdin.buffer.read(), "<stdin>"
-    return read_path(path), path  # UnreadableInput: "cannot read input 'PATH': REASON"
+    try:
+        return read_path(path), path  # UnreadableInput: "cannot read input 'PATH': REASON"
+    except OSError as err:
+        raise with_hint(err, directory_hint(path) if err.errno == errno.EISDIR else None) from None
 
 
 def check_combination(args: argparse.Namespace) -> None:
@@ -187,6 +192,14 @@ def report(result, *, failures_only: bool = False) -> None:
         print(f"{PROG}: warning: {elided_note(result.elided)}", file=sys.stderr)
     stage = "chain" if isinstance(result, Report) else PreserveControlDeps.name
     print(f"{PROG}: {stage}: {result.summary()}", file=sys.stderr)
+    note_without_edges(result)
+
+
+def note_without_edges(result) -> None:
+    """A module without a control edge: one line on stderr that says where XLA adds them."""
+    if not result.edges:
+        print(f"{PROG}: note: the module has no control edges (control-predecessors=): {NO_CONTROL_EDGES}",
+              file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,8 +232,10 @@ def _main(argv: list[str]) -> int:
         sys.stdout.write(EXAMPLE_HLO)
         return 0
     check_combination(args)
+    refuse_overwriting_inputs(args.output, [args.input])
     if args.plot is not None:
         plot_format(args.plot)  # a bad name fails before the chain runs
+        refuse_overwriting_inputs(args.plot, [args.input], "--plot")
     out, result, program = run(args)
     staged = stage_plot(args, program) if args.plot is not None else None
     try:
@@ -234,7 +249,8 @@ def _main(argv: list[str]) -> int:
     # Only after the output is written: a failed run says one line, the error.
     failed = args.check and not result.ok
     if args.emit == "report" and args.output is None:
-        pass  # the report is on stdout already: stderr does not repeat it
+        if not args.quiet:  # the report is on stdout already: stderr does not repeat it
+            note_without_edges(result)
     elif not args.quiet:
         report(result)
     elif failed:
@@ -270,6 +286,7 @@ def _verify(argv: list[str]) -> int:
     args = build_verify_parser().parse_args(argv)
     if args.quiet and args.json:
         raise UsageError("--quiet writes the failures alone; --json writes the whole report: choose one")
+    refuse_overwriting_inputs(args.output, [args.module, args.program])
     # XLA parses in a child: it aborts the process on some bad modules
     result = verify(read_path(args.module), pathlib.Path(args.program), source=args.module, isolate=True)
     if args.json:

@@ -27,6 +27,7 @@ from passes.dialects import DIALECTS
 from passes.errors import first_line
 from passes.mlir import BY_MNEMONIC, FlattenControlDepTupleOperands
 from passes.options import options, parse_element, split_top_level
+from pipeline.chain.hints import mlir_tool_hint, with_hint
 from pipeline.cli.support import (Parser, UsageError, add_option_flags, guarded, option_values, version_line,
                                   write_output)
 from pipeline.xla.worker import how_it_ended
@@ -86,6 +87,10 @@ def parse_input(path: str, context: ir.Context) -> ir.Module:
             data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise UsageError(f"{name}: input is neither MLIR text (not UTF-8) nor MLIR bytecode") from None
+        try:
+            return parse(data, name, context)
+        except UsageError as err:
+            raise with_hint(err, mlir_tool_hint(data)) from None
     return parse(data, name, context)
 
 

@@ -95,6 +95,24 @@ def guarded(prog: str, body) -> int:
         return 2
 
 
+def refuse_overwriting_inputs(output: str | None, inputs, what: str = "-o") -> None:
+    """UsageError if `output` is one of `inputs` (the same file, also through a
+    symbolic or hard link): writing it would replace the input. Checked
+    before any work is done; `what` names the flag."""
+    if output is None or output == "-" or not os.path.exists(output):
+        return
+    for path in inputs:
+        if path is None or path == "-":
+            continue
+        try:
+            same = os.path.samefile(output, path)
+        except OSError:  # the input is not there: reading it says so
+            continue
+        if same:
+            shown = f"'{output}'" if output == path else f"'{output}' (the same file as '{path}')"
+            raise UsageError(f"{what} {shown} is the input: give another output file, or the input is lost")
+
+
 def write_output(path: str | None, text: str) -> None:
     """Write atomically: a failed run never leaves a partial file behind."""
     if path is None:

@@ -8,7 +8,7 @@ import io
 import os
 from collections.abc import Sequence
 
-from printer.penguin.drawing.layout import BOX_H, FONT, Box, Panel, Route, Sheet, route_curve, sheet
+from printer.penguin.drawing.layout import BOX_H, FONT, Box, Panel, Route, Sheet, legend_title, route_curve, sheet
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
 
 # `Module` is named in annotations only (see model.py).
@@ -131,6 +131,7 @@ class Canvas:
             self.node(b, top)
         for r in p.routes:
             self.edge(r, top)
+        self.tags(p, top)
 
     def node(self, b: Box, top: float) -> None:
         """A box (red-edged on a dep edge, dashed for a ghost), its name and its opcode."""
@@ -164,10 +165,15 @@ class Canvas:
         arrow.set_arrowstyle("-|>", head_length=0.45, head_width=0.22)
         arrow.set_mutation_scale(10 * self.scale)
         self.ax.add_artist(arrow)
-        if r.edge.result is not None and not r.edge.dep:
-            # A tag on the edge where it leaves the box: which result it reads.
-            self.ax.text(s.x + s.w / 2 + 0.03, top + s.y + r.out_port, f"#{r.edge.result}",
-                         fontsize=self.font * 0.7, color=DATA_COLOR, ha="left", va="center", zorder=4,
+
+    def tags(self, p, top: float) -> None:
+        """Which result each data edge reads, where it leaves its box (`layout.tags`)."""
+        from printer.penguin.drawing.layout import TAG_FONT, tags
+        from printer.penguin.drawing.vector import Vector
+
+        for t in tags(p, Vector.text_width):
+            self.ax.text(t.x, top + t.y, t.text, fontsize=self.font * TAG_FONT / FONT, color=DATA_COLOR,
+                         ha="left", va="center", zorder=4,
                          bbox=dict(boxstyle="square,pad=0.05", facecolor="#fafafa", edgecolor="none"))
 
     def legend(self) -> None:
@@ -175,7 +181,7 @@ class Canvas:
         from matplotlib.lines import Line2D
         from matplotlib.patches import Patch
 
-        g, fs = self.sheet.graph, self.font
+        fs = self.font
         handles = [
             Line2D([], [], color=DATA_COLOR, linewidth=0.9, label="data edge (operand)"),
             Line2D([], [], color=DEP_COLOR, linewidth=1.4, linestyle=(0, (4, 2.5)), label="dep edge (add_dep_edge)"),
@@ -185,9 +191,7 @@ class Canvas:
             Patch(facecolor=FILL["argument"], edgecolor="#444444", label="argument"),
             Patch(facecolor=FILL["ghost"], edgecolor="#999999", linestyle="--", label="^value of an enclosing block"),
         ]
-        fns = ", ".join(f"@{f.name}" for f in g.functions)
-        title = (f"{g.module.name} {fns}: {len(g.nodes)} nodes, {len(g.data_edges)} data edges, "
-                 f"{len(g.dep_edges)} dep edges")
+        title = legend_title(self.sheet)
         self.ax.legend(handles=handles, loc="upper left",
                        bbox_to_anchor=(0.08 / self.sheet.width, 1 - 0.05 / self.sheet.height),
                        ncol=3, fontsize=fs * 0.9, title=title, title_fontsize=fs * 1.05, frameon=False,

@@ -243,12 +243,13 @@ def _assign_ports(routes: list[Route]) -> None:
     """Spread the ends of the edges on one side of a box over its height, in
     the order of where they come from (or go), data before dep on a tie."""
     span = BOX_H * 0.75
-    ends: dict[int, list[tuple[float, int, Route, bool]]] = {}
+    # (box, leaving): the edges leave a box on its right and reach it on its left, each side spread apart
+    ends: dict[tuple[int, bool], list[tuple[float, int, Route, bool]]] = {}
     for r in routes:
         first = r.waypoints[0] if r.waypoints else r.target
         last = r.waypoints[-1] if r.waypoints else r.source
-        ends.setdefault(id(r.source), []).append((first.y, r.edge.dep, r, True))
-        ends.setdefault(id(r.target), []).append((last.y, r.edge.dep, r, False))
+        ends.setdefault((id(r.source), True), []).append((first.y, r.edge.dep, r, True))
+        ends.setdefault((id(r.target), False), []).append((last.y, r.edge.dep, r, False))
     for side in ends.values():
         side.sort(key=lambda t: (t[0], t[1]))
         n = len(side)
@@ -409,10 +410,63 @@ LEGEND_FONT = FONT * 0.9  # points, the legend's labels
 
 
 def legend_title(s: Sheet) -> str:
-    """The line above the legend: the module, its functions drawn, and what the picture counts."""
+    """The line above the legend: the module, its functions drawn, and what
+    the picture draws (its boxes, its data and dep edges); where nested
+    blocks have no panel, how much of the functions that leaves out."""
     g = s.graph
     fns = ", ".join(f"@{f.name}" for f in g.functions)
-    return f"{g.module.name} {fns}: {len(g.nodes)} nodes, {len(g.data_edges)} data edges, {len(g.dep_edges)} dep edges"
+    nodes = len({id(b.node) for p in s.panels for b in p.boxes if b.node is not None and not b.ghost})
+    data = len({id(r.edge) for p in s.panels for r in p.routes if not r.edge.dep})
+    deps = len({id(r.edge) for p in s.panels for r in p.routes if r.edge.dep})
+    counts = [(nodes, len(g.nodes), "nodes"), (data, len(g.data_edges), "data edges"),
+              (deps, len(g.dep_edges), "dep edges")]
+    if all(drawn == whole for drawn, whole, _ in counts):
+        return f"{g.module.name} {fns}: " + ", ".join(f"{drawn} {what}" for drawn, _, what in counts)
+    return (f"{g.module.name} {fns}: " + ", ".join(f"{drawn}" + (f" of {whole}" if drawn != whole else "") + f" {what}"
+                                                   for drawn, whole, what in counts)
+            + " drawn (the rest in nested blocks without a panel)")
+
+
+TAG_FONT = FONT * 0.85  # points, the result tags (`#1`) where an edge leaves a box: readable at the default size
+TAG_PAD = 0.05          # of the tag's font size, round its text
+
+
+@dataclass
+class Tag:
+    """Which result a data edge reads (`#1`), where it leaves its box: its
+    text's left end and middle (inches, in the panel's rows), no two tags
+    of a box overlapping."""
+
+    text: str
+    x: float
+    y: float
+    width: float   # inches, with its pad
+    height: float
+
+
+def tags(p: Panel, text_width) -> list[Tag]:
+    """The tags of a panel: one per result a box's data edges read (its
+    first edge's port), moved right past a tag of the same box they would
+    overlap. `text_width(label, points)` measures a label in inches."""
+    placed: dict[int, list[Tag]] = {}
+    said: set[tuple[int, int]] = set()
+    height = TAG_FONT * (1.0 + 2 * TAG_PAD) * 1.17 / 72  # DejaVu's ascent and descent, in inches
+    for r in sorted(p.routes, key=lambda r: r.out_port):
+        if r.edge.result is None or r.edge.dep or (id(r.source), r.edge.result) in said:
+            continue
+        said.add((id(r.source), r.edge.result))
+        s = r.source
+        text = f"#{r.edge.result}"
+        width = text_width(text, TAG_FONT) + 2 * TAG_PAD * TAG_FONT / 72
+        tag = Tag(text, s.x + s.w / 2 + 0.03, s.y + r.out_port, width, height)
+        mine = placed.setdefault(id(s), [])
+        while True:  # right of every tag of this box it would overlap (each move is rightwards: it ends)
+            hit = [o for o in mine if abs(o.y - tag.y) < height and tag.x < o.x + o.width and o.x < tag.x + width]
+            if not hit:
+                break
+            tag.x = max(o.x + o.width for o in hit) + 0.02
+        mine.append(tag)
+    return [t for ts in placed.values() for t in ts]
 
 
 def legend_entries(s: Sheet, text_width) -> list[LegendEntry]:

@@ -7,7 +7,7 @@ picture's title. A backend gives the primitives (`box`, `text`, `edge`,
 
 from __future__ import annotations
 
-from printer.penguin.drawing.layout import FONT, LEGEND_FONT, Panel, Sheet, legend_entries, legend_title
+from printer.penguin.drawing.layout import FONT, LEGEND_FONT, Panel, Sheet, legend_entries, legend_title, tags
 from printer.penguin.drawing.model import DEP_COLOR
 
 
@@ -37,8 +37,8 @@ class Painter:
                 self.edge(r, top)
         for b in p.boxes:
             self.node(b, top)
-        for r in p.routes:
-            self.tag(r, top)
+        for t in tags(p, self.text_width):
+            self.tag(t, top)
         self.end_group()
 
     def legend(self) -> None:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from functools import lru_cache
 
-from printer.penguin.drawing.layout import BOX_H, FONT, Box, Route, Sheet, route_curve, sheet
+from printer.penguin.drawing.layout import BOX_H, FONT, TAG_FONT, TAG_PAD, Box, Route, Sheet, Tag, route_curve, sheet
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
 from printer.penguin.drawing.painter import Painter
 
@@ -113,15 +113,12 @@ class Raster(Painter):
         self.ink.polygon([(x1, y1), (base[0] - uy * head_w, base[1] + ux * head_w),
                           (base[0] + uy * head_w, base[1] - ux * head_w)], fill=color)
 
-    def tag(self, r: Route, top: float) -> None:
-        """Which result a data edge reads, where it leaves its box."""
-        if r.edge.result is None or r.edge.dep:
-            return
-        s = r.source
-        xy = (self.px(s.x + s.w / 2 + 0.03), self.px(top + s.y + r.out_port))
-        font = self.font("sans", FONT * 0.7)
-        text = f"#{r.edge.result}"
-        pad = self.pt(FONT * 0.7 * 0.05)
+    def tag(self, t: Tag, top: float) -> None:
+        """Which result a data edge reads, where it leaves its box (`layout.tags`)."""
+        xy = (self.px(t.x), self.px(top + t.y))
+        font = self.font("sans", TAG_FONT)
+        text = t.text
+        pad = self.pt(TAG_FONT * TAG_PAD)
         x0, y0, x1, y1 = self.ink.textbbox(xy, text, font=font, anchor="lm")
         self.ink.rectangle((x0 - pad, y0 - pad, x1 + pad, y1 + pad), fill="#fafafa")
         self.ink.text(xy, text, fill=DATA_COLOR, font=font, anchor="lm")

@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from printer.penguin.drawing.layout import BOX_H, FONT, Box, Route, Sheet, route_curve, sheet
+from printer.penguin.drawing.layout import BOX_H, FONT, TAG_FONT, TAG_PAD, Box, Route, Sheet, Tag, route_curve, sheet
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
 from printer.penguin.drawing.painter import Painter
 
@@ -131,15 +131,11 @@ class Vector(Painter):
                         f'{_n(base[0] - uy * head_w)},{_n(base[1] + ux * head_w)} '
                         f'{_n(base[0] + uy * head_w)},{_n(base[1] - ux * head_w)}" fill="{color}"/>\n')
 
-    def tag(self, r: Route, top: float) -> None:
-        """Which result a data edge reads, where it leaves its box."""
-        if r.edge.result is None or r.edge.dep:
-            return
-        s = r.source
-        x, y = s.x + s.w / 2 + 0.03, top + s.y + r.out_port
-        text = f"#{r.edge.result}"
-        size = FONT * 0.7
-        pad = size * 0.05
+    def tag(self, t: Tag, top: float) -> None:
+        """Which result a data edge reads, where it leaves its box (`layout.tags`)."""
+        x, y, text = t.x, top + t.y, t.text
+        size = TAG_FONT
+        pad = size * TAG_PAD
         w = _text_width(text, size)
         self.out.append(f'<rect x="{_n(self.pt(x) - pad)}" y="{_n(self.pt(y) - size * (ASCENT + DESCENT) / 2 - pad)}" '
                         f'width="{_n(w + 2 * pad)}" height="{_n(size * (ASCENT + DESCENT) + 2 * pad)}" '
