@@ -145,11 +145,11 @@ class _Program:
         # control-dep call kept bundled, or from a name no instruction has, is
         # spurious and orders nothing here.
         self.dependencies = [d for d in module.dependencies if _stands_for_hlo(d, hlo_names, Argument)]
-        self.deps_into: dict[tuple, set[str]] = defaultdict(set)  # (computation, succ name) → pred names
+        self.dep_keys: set[tuple[str, str, str]] = set()  # (computation, pred name, succ name), one per dep edge
         # Each dep edge, between its ends' anchors in every block that holds both.
         self._dep_edges: dict[int, list[tuple[int, int]]] = defaultdict(list)  # id(block) → (anchor, anchor)
         for dep in self.dependencies:
-            self.deps_into[(dep.successor.computation, dep.successor.name)].add(_name(dep.predecessor))
+            self.dep_keys.add((dep.successor.computation, _name(dep.predecessor), dep.successor.name))
             u, v = self._anchors(dep.predecessor), self._anchors(dep.successor)
             for block in u.keys() & v.keys():
                 if u[block] is not v[block]:
@@ -391,9 +391,11 @@ def _name(node) -> str:
 
 
 def _carried(computation: str, pred: HloInstruction, succ: HloInstruction, prog: _Program) -> list:
-    """The program's dep edges that stand for `pred -> succ` (by name)."""
-    starts = _standing_in(pred)
-    return sorted({(u, v) for v in _reading(succ) for u in prog.deps_into.get((computation, v), ()) if u in starts})
+    """The program's dep edges that stand for `pred -> succ` (by name): each
+    pair of a name standing in for pred and one reading succ, looked up, so
+    the work is that of the pairs, whatever else comes into succ."""
+    keys = prog.dep_keys
+    return sorted((u, v) for v in _reading(succ) for u in _standing_in(pred) if (computation, u, v) in keys)
 
 
 def _judge(computation: str, pred: HloInstruction, succ: HloInstruction, prog: _Program,
