@@ -97,11 +97,16 @@ class Program:
     """The executed Penguin module: its ops by (computation, name), and the
     order its data and dep edges impose within each block.
 
-    The dep edges are sorted by block up front; each block's edges are
-    gathered once, the first time a judgement asks about the block; and a
-    topological order of them, made on the first search that needs it,
-    bounds every search after (a path to v runs only through ops ranked
-    before v)."""
+    An edge between two nodes orders, in the innermost block that holds
+    both, the ops there that hold them (their anchors; an argument is its
+    own): blocks further out see one op holding both, blocks further in hold
+    neither. So each data and dep edge lands in one block, found by lifting
+    the deeper end by its block's depth until both ends share a block: the
+    work of an edge is the nesting it crosses, not the module's depth. The
+    data edges of every block are gathered in one pass, the first time a
+    judgement asks about a block; a topological order of a block's edges,
+    made on the first search that needs it, bounds every search after (a
+    path to v runs only through ops ranked before v)."""
 
     def __init__(self, module, hlo_names: dict[str, set[str]]):
         from printer.penguin.graph import Argument, Value
@@ -110,11 +115,13 @@ class Program:
         self.nodes: dict[tuple[str, str], list] = defaultdict(list)   # (computation, name) → ops
         self.arguments: dict[tuple[str, str], list] = defaultdict(list)
         self.block_of: dict[int, object] = {}     # id(op or argument) → its block
+        self.depth: dict[int, int] = {}           # id(block) → how many ops' regions hold it (a function's: 0)
         self.blocks: list = []
-        blocks = list(reversed(module.functions))  # depth first, in program order, on an explicit stack
+        blocks = [(fn, 0) for fn in reversed(module.functions)]  # depth first, in program order, on an explicit stack
         while blocks:
-            blocks += reversed(self._index_block(blocks.pop()))
-        self._after: dict[int, dict[int, set[int]]] = {}   # id(block) → anchor → anchors right after it
+            block, depth = blocks.pop()
+            blocks += [(inner, depth + 1) for inner in reversed(self._index_block(block, depth))]
+        self._after: dict[int, dict[int, set[int]]] | None = None  # id(block) → anchor → anchors right after it
         self._rank: dict[int, dict[int, int] | None] = {}  # id(block) → anchor → place in a topological order
         # A dep edge orders only ops that stand for HLO instructions of its
         # computation (or an argument): one from an importer-made tuple a
@@ -122,18 +129,17 @@ class Program:
         # spurious and orders nothing here.
         self.dependencies = [d for d in module.dependencies if stands_for_hlo(d, hlo_names, Argument)]
         self.dep_keys: set[tuple[str, str, str]] = set()  # (computation, pred name, succ name), one per dep edge
-        # Each dep edge, between its ends' anchors in every block that holds both.
-        self._dep_edges: dict[int, list[tuple[int, int]]] = defaultdict(list)  # id(block) → (anchor, anchor)
+        self._dep_edges: list[tuple[int, int, int]] = []  # (id(block), anchor, anchor)
         for dep in self.dependencies:
             self.dep_keys.add((dep.successor.computation, node_name(dep.predecessor), dep.successor.name))
-            u, v = self._anchors(dep.predecessor), self._anchors(dep.successor)
-            for block in u.keys() & v.keys():
-                if u[block] is not v[block]:
-                    self._dep_edges[block].append((id(u[block]), id(v[block])))
+            joined = self._joined(dep.predecessor, dep.successor)
+            if joined is not None:
+                self._dep_edges.append(joined)
 
-    def _index_block(self, block) -> list:
+    def _index_block(self, block, depth: int) -> list:
         """Index `block`'s arguments and instructions; the blocks nested in it."""
         self.blocks.append(block)
+        self.depth[id(block)] = depth
         nested = []
         computation = block_computation(block)
         for arg in block.arguments:
@@ -147,29 +153,42 @@ class Program:
             nested += instr.blocks
         return nested
 
+    def _depth_of(self, node) -> int | None:
+        block = self.block_of.get(id(node))
+        return self.depth[id(block)] if block is not None else None
+
     def anchor(self, node, block):
         """`node`'s ancestor among `block`'s instructions (or `node` itself, an
         argument of `block`); None where `node` lies outside `block`."""
         if isinstance(node, self._Value):
             node = node.instruction
-        while node is not None:
-            if self.block_of.get(id(node)) is block:
-                return node
+        depth, target = self._depth_of(node), self.depth.get(id(block))
+        if depth is None or target is None or depth < target:
+            return None
+        for _ in range(depth - target):
             node = self._owner(node)
-        return None
+        return node if self.block_of.get(id(node)) is block else None
 
-    def _anchors(self, node) -> dict[int, object]:
-        """id(block) → `node`'s anchor there (see `anchor`), for every block
-        that holds `node` or an op around it."""
-        if isinstance(node, self._Value):
-            node = node.instruction
-        found: dict[int, object] = {}
-        while node is not None:
-            block = self.block_of.get(id(node))
-            if block is not None:
-                found.setdefault(id(block), node)  # the innermost, as `anchor` finds it
-            node = self._owner(node)
-        return found
+    def _joined(self, a, b) -> tuple[int, int, int] | None:
+        """(id(block), id(a's anchor), id(b's anchor)) in the innermost block
+        that holds both, where they differ; None where one op holds both, or
+        no block does (another function, a node outside the module)."""
+        if isinstance(a, self._Value):
+            a = a.instruction
+        if isinstance(b, self._Value):
+            b = b.instruction
+        da, db = self._depth_of(a), self._depth_of(b)
+        if da is None or db is None:
+            return None
+        for _ in range(da - db):
+            a = self._owner(a)
+        for _ in range(db - da):
+            b = self._owner(b)
+        while (block := self.block_of[id(a)]) is not self.block_of[id(b)]:
+            a, b = self._owner(a), self._owner(b)
+            if a is None or b is None:  # two functions' tops
+                return None
+        return None if a is b else (id(block), id(a), id(b))
 
     def _owner(self, node):
         """The op whose region holds `node`; None at a function's top."""
@@ -178,20 +197,18 @@ class Program:
         return node.parent.parent if node.parent is not None else None
 
     def successors(self, block) -> dict[int, set[int]]:
-        after = self._after.get(id(block))
-        if after is not None:
-            return after
-        after = defaultdict(set)
-        for top in block.instructions:
-            for instr in walk(top):
-                for operand in instr.operands:
-                    source = self.anchor(operand, block)
-                    if source is not None and source is not top:
-                        after[id(source)].add(id(top))
-        for u, v in self._dep_edges.get(id(block), ()):
-            after[u].add(v)
-        self._after[id(block)] = after
-        return after
+        """Anchor → the anchors right after it in `block`, by data and dep edges."""
+        if self._after is None:  # every block's, in one pass over every op
+            self._after = defaultdict(lambda: defaultdict(set))
+            for each in self.blocks:
+                for instr in each.instructions:
+                    for operand in instr.operands:
+                        joined = self._joined(operand, instr)
+                        if joined is not None:
+                            self._after[joined[0]][joined[1]].add(joined[2])
+            for at, u, v in self._dep_edges:
+                self._after[at][u].add(v)
+        return self._after[id(block)]
 
     def rank(self, block) -> dict[int, int] | None:
         """Each anchor's place in a topological order of `block`'s edges
@@ -253,16 +270,6 @@ def stands_for_hlo(dep, hlo_names: dict[str, set[str]], argument_type) -> bool:
 def node_name(node) -> str:
     """A dep edge end's name: an op's, an argument's, or a result's op's."""
     return node.instruction.name if hasattr(node, "instruction") else node.name
-
-
-def walk(instr):
-    """`instr` and every op nested in it, in program order (an explicit stack)."""
-    stack = [instr]
-    while stack:
-        instr = stack.pop()
-        yield instr
-        for block in reversed(instr.blocks):
-            stack += reversed(block.instructions)
 
 
 def block_computation(block) -> str | None:
