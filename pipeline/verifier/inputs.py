@@ -11,6 +11,7 @@ while nested in a while as deep as XLA accepts is read like a flat one.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -97,30 +98,31 @@ class Program:
     """The executed Penguin module: its ops by (computation, name), and the
     order its data and dep edges impose within each block.
 
-    An edge between two nodes orders, in the innermost block that holds
-    both, the ops there that hold them (their anchors; an argument is its
-    own): blocks further out see one op holding both, blocks further in hold
-    neither. So each data and dep edge lands in one block, found by lifting
-    the deeper end by its block's depth until both ends share a block: the
-    work of an edge is the nesting it crosses, not the module's depth. The
-    data edges of every block are gathered in one pass, the first time a
-    judgement asks about a block; a topological order of a block's edges,
+    Each data and dep edge orders two ops of one block: the innermost that
+    holds both ends (`printer.penguin.graph.Nesting.joined`: blocks further
+    out see one op holding both, blocks further in hold neither), found in
+    as many steps as the edge crosses blocks, whatever the module's depth.
+    The data edges of every block are gathered in one pass, the first time
+    a judgement asks about a block; a topological order of a block's edges,
     made on the first search that needs it, bounds every search after (a
     path to v runs only through ops ranked before v)."""
 
     def __init__(self, module, hlo_names: dict[str, set[str]]):
-        from printer.penguin.graph import Argument, Value
+        from printer.penguin.graph import Argument, Nesting
 
-        self.module, self._Value, self._Argument = module, Value, Argument
+        self.module, self._Argument = module, Argument
+        self.nesting = nesting = Nesting(module.functions)
+        self.blocks, self.block_of = nesting.blocks, nesting.block_of  # id(op or argument) → its block
         self.nodes: dict[tuple[str, str], list] = defaultdict(list)   # (computation, name) → ops
         self.arguments: dict[tuple[str, str], list] = defaultdict(list)
-        self.block_of: dict[int, object] = {}     # id(op or argument) → its block
-        self.depth: dict[int, int] = {}           # id(block) → how many ops' regions hold it (a function's: 0)
-        self.blocks: list = []
-        blocks = [(fn, 0) for fn in reversed(module.functions)]  # depth first, in program order, on an explicit stack
-        while blocks:
-            block, depth = blocks.pop()
-            blocks += [(inner, depth + 1) for inner in reversed(self._index_block(block, depth))]
+        for block in self.blocks:
+            computation = block_computation(block)
+            if computation is not None:
+                for arg in block.arguments:
+                    self.arguments[(computation, arg.name)].append(arg)
+            for instr in block.instructions:
+                if instr.computation is not None:
+                    self.nodes[(instr.computation, instr.name)].append(instr)
         self._after: dict[int, dict[int, set[int]]] | None = None  # id(block) → anchor → anchors right after it
         self._rank: dict[int, dict[int, int] | None] = {}  # id(block) → anchor → place in a topological order
         # A dep edge orders only ops that stand for HLO instructions of its
@@ -129,85 +131,26 @@ class Program:
         # spurious and orders nothing here.
         self.dependencies = [d for d in module.dependencies if stands_for_hlo(d, hlo_names, Argument)]
         self.dep_keys: set[tuple[str, str, str]] = set()  # (computation, pred name, succ name), one per dep edge
-        self._dep_edges: list[tuple[int, int, int]] = []  # (id(block), anchor, anchor)
         for dep in self.dependencies:
             self.dep_keys.add((dep.successor.computation, node_name(dep.predecessor), dep.successor.name))
-            joined = self._joined(dep.predecessor, dep.successor)
-            if joined is not None:
-                self._dep_edges.append(joined)
-
-    def _index_block(self, block, depth: int) -> list:
-        """Index `block`'s arguments and instructions; the blocks nested in it."""
-        self.blocks.append(block)
-        self.depth[id(block)] = depth
-        nested = []
-        computation = block_computation(block)
-        for arg in block.arguments:
-            self.block_of[id(arg)] = block
-            if computation is not None:
-                self.arguments[(computation, arg.name)].append(arg)
-        for instr in block.instructions:
-            self.block_of[id(instr)] = block
-            if instr.computation is not None:
-                self.nodes[(instr.computation, instr.name)].append(instr)
-            nested += instr.blocks
-        return nested
-
-    def _depth_of(self, node) -> int | None:
-        block = self.block_of.get(id(node))
-        return self.depth[id(block)] if block is not None else None
 
     def anchor(self, node, block):
         """`node`'s ancestor among `block`'s instructions (or `node` itself, an
         argument of `block`); None where `node` lies outside `block`."""
-        if isinstance(node, self._Value):
-            node = node.instruction
-        depth, target = self._depth_of(node), self.depth.get(id(block))
-        if depth is None or target is None or depth < target:
-            return None
-        for _ in range(depth - target):
-            node = self._owner(node)
-        return node if self.block_of.get(id(node)) is block else None
-
-    def _joined(self, a, b) -> tuple[int, int, int] | None:
-        """(id(block), id(a's anchor), id(b's anchor)) in the innermost block
-        that holds both, where they differ; None where one op holds both, or
-        no block does (another function, a node outside the module)."""
-        if isinstance(a, self._Value):
-            a = a.instruction
-        if isinstance(b, self._Value):
-            b = b.instruction
-        da, db = self._depth_of(a), self._depth_of(b)
-        if da is None or db is None:
-            return None
-        for _ in range(da - db):
-            a = self._owner(a)
-        for _ in range(db - da):
-            b = self._owner(b)
-        while (block := self.block_of[id(a)]) is not self.block_of[id(b)]:
-            a, b = self._owner(a), self._owner(b)
-            if a is None or b is None:  # two functions' tops
-                return None
-        return None if a is b else (id(block), id(a), id(b))
-
-    def _owner(self, node):
-        """The op whose region holds `node`; None at a function's top."""
-        if isinstance(node, self._Argument):
-            return node.block.parent
-        return node.parent.parent if node.parent is not None else None
+        return self.nesting.anchor(node, block)
 
     def successors(self, block) -> dict[int, set[int]]:
         """Anchor → the anchors right after it in `block`, by data and dep edges."""
         if self._after is None:  # every block's, in one pass over every op
-            self._after = defaultdict(lambda: defaultdict(set))
-            for each in self.blocks:
-                for instr in each.instructions:
-                    for operand in instr.operands:
-                        joined = self._joined(operand, instr)
-                        if joined is not None:
-                            self._after[joined[0]][joined[1]].add(joined[2])
-            for at, u, v in self._dep_edges:
-                self._after[at][u].add(v)
+            after: dict[int, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+            joined = self.nesting.joined
+            data = ((operand, instr) for each in self.blocks for instr in each.instructions
+                    for operand in instr.operands)
+            for a, b in itertools.chain(data, ((d.predecessor, d.successor) for d in self.dependencies)):
+                found = joined(a, b)
+                if found is not None:
+                    after[id(found[0])][id(found[1])].add(id(found[2]))
+            self._after = after
         return self._after[id(block)]
 
     def rank(self, block) -> dict[int, int] | None:

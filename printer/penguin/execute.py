@@ -20,7 +20,7 @@ import numpy as np
 
 from passes.dialects import EXECUTABLE, namespace
 from printer.penguin import op_rules, reduction_rules  # noqa: F401  (they register the rules)
-from printer.penguin.graph import Block, Instruction, T, Value
+from printer.penguin.graph import Block, Instruction, Schedules, T, Value
 from printer.penguin.registry import (
     RULES, ExecutionError, UnsupportedOp, dense, numpy_dtype, op_suffix, unsupported)
 
@@ -38,7 +38,7 @@ class Interpreter:
     def __init__(self, module: Module):
         self.module = module
         self.functions = {fn.name: fn for fn in module.functions}
-        self.schedules: dict[int, list[Instruction]] = {}
+        self.schedules = Schedules(module)  # every block's, from one pass over the module
 
     def call(self, name: str, args: list, check: bool = False) -> list:
         fn = self.functions.get(name)
@@ -50,9 +50,7 @@ class Interpreter:
         return Frame(self, {}).block(fn, args)
 
     def schedule(self, block: Block) -> list[Instruction]:
-        if id(block) not in self.schedules:
-            self.schedules[id(block)] = block.schedule()
-        return self.schedules[id(block)]
+        return self.schedules(block)
 
 
 class Frame:
@@ -141,9 +139,15 @@ def _arguments(fn: Block, args: list) -> list:
 
 
 def _leaves(values) -> list:
-    out = []
-    for v in values:
-        out += _leaves(v) if isinstance(v, tuple) else [v]
+    """The arrays of `values`, tuples flattened in order (an explicit stack:
+    a tuple nests as deep as its type)."""
+    out, stack = [], list(reversed(values))
+    while stack:
+        v = stack.pop()
+        if isinstance(v, tuple):
+            stack += reversed(v)
+        else:
+            out.append(v)
     return out
 
 
