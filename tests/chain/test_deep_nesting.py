@@ -201,3 +201,43 @@ def test_whiles_nested_150_deep(dialect):
 def test_calls_nested_150_deep(dialect):
     (got,) = _carried(nested_calls(150), dialect, edges=150)
     np.testing.assert_allclose(got, X + 150, rtol=1e-6)
+
+
+def test_a_control_dep_calls_readers_through_3000_tuple_pairs():
+    """What the printer orders after a control-dep call (`ordered_ops`: its
+    readers, through tuples): 3,000 pairs deep in MLIR written by hand (the
+    chain's own calls are read directly), found without recursion."""
+    from jaxlib.mlir import ir
+
+    from passes.control_dep import CONTROL_DEP_TARGET, is_control_dep, ordered_ops
+    from pipeline.xla.mlir_context import make_context
+
+    f, t = "tensor<8xf32>", "tuple<tensor<8xf32>>"
+    lines = [f"func.func @main(%x: {f}) -> {f} {{", f"  %p = stablehlo.negate %x : {f}",
+             f"  %v = stablehlo.custom_call @{CONTROL_DEP_TARGET}(%p, %x) : ({f}, {f}) -> {f}"]
+    v = "v"
+    for i in range(3000):
+        lines += [f"  %t{i} = stablehlo.tuple %{v} : {t}",
+                  f"  %g{i} = stablehlo.get_tuple_element %t{i}[0] : ({t}) -> {f}"]
+        v = f"g{i}"
+    lines += [f"  %s = stablehlo.exponential %{v} : {f}", f"  return %s : {f}", "}"]
+    module = ir.Module.parse("\n".join(lines), context=make_context())
+    [call] = [op for op in module.body.operations[0].regions[0].blocks[0].operations if is_control_dep(op.operation)]
+    with shallow_stack():
+        [reader] = ordered_ops(call)
+    assert reader.name == "stablehlo.exponential"
+
+
+def test_drawing_whiles_nested_150_deep():
+    """The drawings walk every nested block without recursion: one cluster
+    (DOT) and one panel (SVG) per block, a condition and a body per loop."""
+    from printer.penguin import drawing
+
+    module = pipeline.run(nested_whiles(150), isolate=False).module()
+    drawing.to_dot(pipeline.run(nested_whiles(2), isolate=False).module())  # the drawing's imports, outside
+    drawing.svg(pipeline.run(nested_whiles(2), isolate=False).module(), function=None, nested="all")
+    with shallow_stack():
+        dot = drawing.to_dot(module)
+        svg = drawing.svg(module, function=None, nested="all").decode()
+    assert dot.count("subgraph ") == 1 + 2 * 150
+    assert svg.count("(while): body") == svg.count("(while): cond") == 150
