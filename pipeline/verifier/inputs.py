@@ -24,6 +24,7 @@ class VerifyError(ChainError):
     """The verifier could not read its inputs: `where: message`, one line."""
 
 
+# -- the HLO, as XLA's parser reads it ---------------------------------------
 
 
 @dataclass(eq=False, slots=True)

@@ -27,6 +27,13 @@ that reads S (through tuples).
 What the verifier needs to know of the importer is kept to two facts: a
 `tuple`/`get-tuple-element` may have no op of its own, and a `send-done` /
 `recv-done` goes by its `send` / `recv` (the importer makes the pair one op).
+
+This module judges; reading the two inputs (XLA's parse of the HLO, the
+program's ops and order) is `pipeline.verifier.inputs`, whose `read_hlo`,
+`HloInstruction` and `VerifyError` are importable from here too. The work
+of an edge is that of the names standing in for its two ends, looked up in
+an index of the dep edges by (computation, predecessor, successor): a
+successor with 50,000 predecessors costs 50,000 lookups, not their square.
 """
 
 from __future__ import annotations
