@@ -1,6 +1,7 @@
 """Benchmarks, each a ratio against a real anchor measured in the same run.
 
     python -m bench [--sizes 30000,300000] [--predecessors 10000] [--repeat 3] [--json]
+    python -m bench --fan-in [--fan-in-sizes 4000,16000] [--fan-in-module 200000]
 
 P1  link #3 (both twins) vs jaxlib's C++ mhlo-flatten-tuple, same MHLO module
 P2  link #1 including XLA's parse of the text (read, names, link #1 on
@@ -22,6 +23,15 @@ P5  what a user waits for: `hlo2penguin FILE -o OUT` with its defaults, as
     a whole process (children included), vs the same parse + import process:
     wall time, and peak memory beside it ("P5 small": the same on a module
     of --small instructions, what every round-trip test pays per call)
+F   a fan-in: F control edges into one successor (`bench.synthetic.fan_in`)
+    at two sizes, the growth of the chain with its check ("F check", as
+    `hlo2penguin --check` runs it, in-process) and of the verifier alone
+    ("F verify", as `hlo2penguin verify` runs it) over the growth of XLA's
+    parse of the same two modules, measured in the same run; beside it the
+    growth over the edges' (linear: 1.0). With --fan-in-module N, "F module":
+    the check on the larger fan-in padded to N instructions against the
+    check on the same module without its control edges
+    (--fan-in runs the F figures alone)
 
 These machines are noisy: every figure is a median of --repeat runs, and the
 ratio is what to read, not the seconds.
@@ -37,7 +47,7 @@ import subprocess
 import sys
 import time
 
-from bench.synthetic import many_predecessors, synthetic_hlo
+from bench.synthetic import fan_in, many_predecessors, synthetic_hlo
 
 
 def median_time(fn, repeat: int, setup=None) -> float:
@@ -170,6 +180,42 @@ def many_predecessors_figure(predecessors: int, repeat: int) -> dict:
             "ours_s": round(ours, 4), "anchor_s": round(anchor, 4), "anchor": "XLA's parse to its proto, same text"}
 
 
+def fan_in_figures(sizes: list[int], repeat: int, module: int = 0) -> list[dict]:
+    """F: the check and the verifier on a fan-in of each of `sizes` edges
+    (the smallest and the largest), their growth over the growth of XLA's
+    parse of the same modules; "F module" with `module` instructions."""
+    import jaxlib._hlo as xla_hlo
+
+    import pipeline
+
+    small, large = sizes[0], sizes[-1]
+    seconds: dict[tuple[str, int], float] = {}
+    for edges in (small, large):
+        text = fan_in(edges)
+        program = pipeline.run(text, isolate=False).penguin_source
+        seconds["anchor", edges] = median_time(
+            lambda: xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto(), repeat)
+        seconds["F check", edges] = median_time(lambda: pipeline.run(text, isolate=False, check=True), repeat)
+        seconds["F verify", edges] = median_time(lambda: pipeline.verify(text, program), repeat)
+    anchor_growth = seconds["anchor", large] / seconds["anchor", small]
+    rows = []
+    for name in ("F check", "F verify"):
+        growth = seconds[name, large] / seconds[name, small]
+        rows.append({"figure": name, "size": large, "small": small, "ratio": round(growth / anchor_growth, 2),
+                     "growth": round(growth, 2), "anchor_growth": round(anchor_growth, 2),
+                     "linear": round(growth / (large / small), 2), "ours_s": round(seconds[name, large], 4),
+                     "anchor_s": round(seconds["anchor", large], 4),
+                     "anchor": f"XLA's parse of the same modules, {small} → {large} edges"})
+    if module:
+        with_edges, without = fan_in(large, module), fan_in(large, module, control=False)
+        ours = median_time(lambda: pipeline.run(with_edges, isolate=False, check=True), repeat)
+        anchor = median_time(lambda: pipeline.run(without, isolate=False, check=True), repeat)
+        rows.append({"figure": "F module", "size": module, "edges": large, "ratio": round(ours / anchor, 2),
+                     "ours_s": round(ours, 3), "anchor_s": round(anchor, 3),
+                     "anchor": "the check on the same module without its control edges"})
+    return rows
+
+
 def round_trip_figure(size: int, repeat: int) -> dict:
     """R1: what a round-trip test pays per call once its process is warm."""
     import jaxlib._hlo as xla_hlo
@@ -280,7 +326,7 @@ def scaling(rows: list[dict], small: int, large: int) -> list[dict]:
 
 
 TARGETS = {"P1": "<= 0.5", "P2": "<= 1.5", "P3": "<= 1.5", "P4": "<= 1.2", "M": "<= 1.3", "P5": "<= 1.7",
-           "P5 small": "<= 1.5", "R1": "<= 10"}
+           "P5 small": "<= 1.5", "R1": "<= 10", "F": "<= 1.0 (linear <= 1.5)", "F module": "<= 3"}
 
 
 def table(rows: list[dict]) -> str:
@@ -293,6 +339,11 @@ def table(rows: list[dict]) -> str:
         if kind == "P4":
             lines.append(f"{'P4 ' + r['stage']:22} {r['size']:>8} {r['growth']:>9.2f}x {r['anchor_growth']:>10.2f}x "
                          f"{r['ratio']:>8.2f}  {TARGETS['P4']}")
+            continue
+        if r["figure"] in ("F check", "F verify"):  # growth from r["small"] edges, over the anchor's
+            lines.append(f"{r['figure']:22} {r['size']:>8} {r['growth']:>9.2f}x {r['anchor_growth']:>10.2f}x "
+                         f"{r['ratio']:>8.2f}  {TARGETS['F']}  (growth over linear {r['linear']:.2f}, "
+                         f"{r['small']} → {r['size']} edges)")
             continue
         unit = "MiB" if kind == "M" else "s"
         ours, anchor = (r["ours_mib"], r["anchor_mib"]) if kind == "M" else (r["ours_s"], r["anchor_s"])
@@ -315,8 +366,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per line per figure")
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the figures measured as whole processes (M and P5)")
+    parser.add_argument("--fan-in", action="store_true", help="only the fan-in figures (F check, F verify)")
+    parser.add_argument("--fan-in-sizes", default="4000,16000",
+                        help="control edges into the one successor of the F figures, comma-separated")
+    parser.add_argument("--fan-in-module", type=int, default=0,
+                        help="instructions of the module of 'F module' (the largest fan-in in it); 0: no such figure")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
+    fan_in_sizes = sorted(int(s) for s in args.fan_in_sizes.split(","))
+    if args.fan_in:
+        return _write(fan_in_figures(fan_in_sizes, args.repeat, args.fan_in_module), args.json)
     rows: list[dict] = []
     for size in sizes:
         rows += figures_for_size(size, args.repeat)
@@ -328,7 +387,12 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(round_trip_figure(args.small, args.repeat))
     if not args.no_memory:
         rows += process_figures(args.small, args.repeat, memory=False, name="P5 small")
-    if args.json:
+    rows += fan_in_figures(fan_in_sizes, args.repeat, args.fan_in_module)
+    return _write(rows, args.json)
+
+
+def _write(rows: list[dict], as_json: bool) -> int:
+    if as_json:
         sys.stdout.write("".join(json.dumps(r) + "\n" for r in rows))
     else:
         sys.stdout.write(table(rows))

@@ -85,3 +85,20 @@ def many_predecessors(n: int) -> str:
     lines.append("  ROOT %succ = f32[8]{0} add(%x, %x), control-predecessors={"
                  + ", ".join("%" + p for p in preds) + "}")
     return "\n".join(lines) + "\n}\n"
+
+
+def fan_in(edges: int, instructions: int = 0, *, control: bool = True) -> str:
+    """One `add` with `edges` control predecessors (plain `negate`s of the
+    parameter), after a chain of elementwise ops that makes the entry about
+    `instructions` long (at least the fan-in's own). Without `control`, the
+    same module with no control edge: the fan-in's cost apart from its size."""
+    lines = ["HloModule fan_in", "", "ENTRY %main (x: f32[8]) -> f32[8] {", "  %x = f32[8]{0} parameter(0)"]
+    value = "x"
+    for i in range(max(instructions - edges - 3, 0)):
+        lines.append(f"  %c.{i} = f32[8]{{0}} {_OPS[i % len(_OPS)]}(%{value}, %x)")
+        value = f"c.{i}"
+    lines += [f"  %p.{i} = f32[8]{{0}} negate(%x)" for i in range(edges)]
+    preds = ", control-predecessors={" + ", ".join(f"%p.{i}" for i in range(edges)) + "}" if control and edges else ""
+    lines.append(f"  %succ = f32[8]{{0}} add(%{value}, %x){preds}")
+    lines.append("  ROOT %out = f32[8]{0} negate(%succ)")
+    return "\n".join(lines) + "\n}\n"

@@ -59,18 +59,33 @@ def ordered_ops(call) -> list:
 
 
 def _readers(value) -> list:
-    found = []
-    for use in value.uses:
+    """The ops that read `value`, through the ops that only pass it on, in
+    use order, each once. Depth first on an explicit stack of the values
+    whose uses are still to see: chains of tuples are as deep as the input
+    makes them."""
+    found: dict = {}
+    stack, seen = [iter(value.uses)], {value}
+    while stack:
+        use = next(stack[-1], None)
+        if use is None:
+            stack.pop()
+            continue
         user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
         if is_control_dep(user):
             if use.operand_number == len(user.operands) - 1:  # the data operand flows on
-                found += _readers(user.results[0])
+                _follow(user.results[0], stack, seen)
         elif user.name in STRUCTURAL_OPS:
-            for result in user.results:
-                found += _readers(result)
+            for result in reversed(list(user.results)):  # the first result's readers first
+                _follow(result, stack, seen)
         else:
-            found.append(user)
-    return found
+            found.setdefault(user, None)
+    return list(found)
+
+
+def _follow(value, stack: list, seen: set) -> None:
+    if value not in seen:
+        seen.add(value)
+        stack.append(iter(value.uses))
 
 
 class ControlDepError(ChainError):

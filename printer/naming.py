@@ -114,11 +114,23 @@ class _Planner:
 
     def visit(self, block: ir.Block, fn_name: str, enclosing: InstructionKey | None) -> None:
         """Group the ops of `block` (of function `fn_name`) and of the blocks
-        nested in them; `enclosing` is the key of the op (or function) whose
-        region this is."""
+        nested in them, in program order; `enclosing` is the key of the op
+        (or function) whose region this is. Each block is one instance (its
+        own count, taken when the block is reached). On an explicit stack of
+        what is left (a block's ops; an op's blocks): regions nest as deep
+        as the module makes them."""
         name_of, names, groups, calls, inner = self.name_of, self.names, self.groups, self.calls, self.inner
-        instance = next(self.instances)
-        for op in block.operations:
+        # (ops left, the key of the op whose region it is, the block's instance) or (blocks left, their op's key, None)
+        work = [(iter(block.operations), enclosing, next(self.instances))]
+        while work:
+            items, enclosing, instance = work[-1]
+            op = next(items, None)
+            if op is None:
+                work.pop()
+                continue
+            if instance is None:  # a nested block: its ops next, a new instance
+                work.append((iter(op.operations), enclosing, next(self.instances)))
+                continue
             op = op.operation
             op_name = op.name
             if op_name in RETURN_OPS:
@@ -139,9 +151,8 @@ class _Planner:
                 else:
                     key = InstructionKey(name, computation, instance)
                 groups.setdefault(key, []).append(op)
-            for region in op.regions:
-                for child in region.blocks:
-                    self.visit(child, fn_name, key)
+            if len(op.regions):
+                work.append((iter([child for region in op.regions for child in region.blocks]), key, None))
 
     # -- 2. a function made for one instruction joins the op that refers to it --
 

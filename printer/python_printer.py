@@ -93,6 +93,7 @@ class _Printer:
         self.types: dict = {}         # MLIR type → the variable of its `T('…')`, defined once up front
         self.type_lines: list[str] = []
         self.block_computations: dict[str, str | None] = {}  # block variable → its ops' usual computation
+        self._work: list | None = None  # what `block_body` has left to print, innermost last
 
     def print(self, module: ir.Module) -> str:
         op = module.operation
@@ -141,24 +142,48 @@ class _Printer:
             self.values[arg] = arg_var
 
     def block_body(self, block: ir.Block, var: str) -> None:
-        for op in block.operations:
-            op = op.operation
-            EMITTERS.get(op.name, _generic)(self, op, var)
+        """Print `block`'s ops and, after each op with regions, its nested
+        blocks, in program order. On an explicit stack of what is left to
+        print (a block's ops; an op's blocks): regions nest as deep as the
+        module makes them. An emitter that meets regions (`regions`) only
+        puts them on the stack, printed before the block's next op."""
+        frame = (iter(block.operations), var)
+        if self._work is not None:  # called while printing: the caller's loop prints it
+            self._work.append(frame)
+            return
+        self._work = work = [frame]
+        try:
+            while work:
+                items, where = work[-1]
+                item = next(items, None)
+                if item is None:
+                    work.pop()
+                elif isinstance(where, str):  # an op of a block whose variable is `where`
+                    op = item.operation
+                    EMITTERS.get(op.name, _generic)(self, op, where)
+                else:  # a nested block of the op `where` = (op, its variable)
+                    self._open_block(*where, *item)
+        finally:
+            self._work = None
 
     def regions(self, op: ir.Operation, op_var: str) -> None:
+        """The blocks of `op`'s regions, printed next (`block_body`)."""
+        blocks = [(i, j, block) for i, region in enumerate(op.regions) for j, block in enumerate(region.blocks)]
+        self._work.append((iter(blocks), (op, op_var)))
+
+    def _open_block(self, op: ir.Operation, op_var: str, i: int, j: int, block: ir.Block) -> None:
+        """Block #`j` of region #`i` of `op`: its variable and arguments, then its ops."""
         names = REGION_NAMES.get(op.name, ())
-        for i, region in enumerate(op.regions):
-            for j, block in enumerate(region.blocks):
-                label = names[i] if i < len(names) else f"region{i}"
-                if j:
-                    label += f".{j}"
-                var = self.variable(f"{op_var}_{label}")
-                arg_names = self.argument_names(op, i, block)
-                args = list(zip(arg_names, (a.type for a in block.arguments)))
-                self.lines.append(f"{var} = {op_var}.block({label!r}, {self.pairs(args)}"
-                                  f"{self.block_computation(block, var)})")
-                self.bind_arguments(block, var, arg_names)
-                self.block_body(block, var)
+        label = names[i] if i < len(names) else f"region{i}"
+        if j:
+            label += f".{j}"
+        var = self.variable(f"{op_var}_{label}")
+        arg_names = self.argument_names(op, i, block)
+        args = list(zip(arg_names, (a.type for a in block.arguments)))
+        self.lines.append(f"{var} = {op_var}.block({label!r}, {self.pairs(args)}"
+                          f"{self.block_computation(block, var)})")
+        self.bind_arguments(block, var, arg_names)
+        self.block_body(block, var)
 
     def block_computation(self, block: ir.Block, var: str) -> str:
         """`, computation='c'` for a block whose first named op is of `c`: the

@@ -47,18 +47,24 @@ def _sources(p, index) -> list | None:
     """The values behind a tuple / get-tuple-element / parameter (in order,
     once), or None if one is an async start, send or recv (the general case)."""
     found: dict[int, object] = {}
-
-    def visit(v) -> bool:
+    # An explicit stack, in the operands' order: a chain of tuples is as deep
+    # as the input makes it. A value seen once adds nothing the second time
+    # (its sources are found already): a tuple read twice is walked once.
+    stack, seen = [p], set()
+    while stack:
+        v = stack.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
         if v.opcode == "get-tuple-element":
-            return visit(index[v.operand_ids[0]])
-        if v.opcode == "tuple":
-            return all(visit(index[o]) for o in v.operand_ids)
-        if v.opcode != "parameter" and not _stands_alone(v):
-            return False
-        found.setdefault(v.id, v)
-        return True
-
-    return list(found.values()) if visit(p) else None
+            stack.append(index[v.operand_ids[0]])
+        elif v.opcode == "tuple":
+            stack += [index[o] for o in reversed(v.operand_ids)]
+        elif v.opcode != "parameter" and not _stands_alone(v):
+            return None
+        else:
+            found.setdefault(v.id, v)
+    return list(found.values())
 
 
 def rewrite(run, comp, result) -> bool:

@@ -52,12 +52,22 @@ class PreserveResult:
 
 
 def _structural_sources(p: Instruction) -> list[Instruction]:
-    """The ops behind a tuple / get-tuple-element predecessor (in order, once)."""
-    if p.opcode == "get-tuple-element":
-        return _structural_sources(p.operands[0])
-    if p.opcode == "tuple":
-        return list(dict.fromkeys(v for e in p.operands for v in _structural_sources(e)))
-    return [p]
+    """The ops behind a tuple / get-tuple-element predecessor (in order, once),
+    on an explicit stack: a chain of tuples is as deep as the input makes it."""
+    found: dict[Instruction, None] = {}
+    stack, seen = [p], set()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if v.opcode == "get-tuple-element":
+            stack.append(v.operands[0])
+        elif v.opcode == "tuple":
+            stack += reversed(v.operands)
+        else:
+            found[v] = None
+    return list(found)
 
 
 def _name(instr: Instruction) -> str:
@@ -198,30 +208,34 @@ class _ComputationRewrite:
                 and not begins_async_pair(succ.operands[0]) and not is_buffer(succ.operands[0])):
             return [(succ, succ.operands[0])], ""
         found: list[tuple[Instruction, Instruction]] = []
-        reaches_root = [False]
-
-        def visit(value: Instruction) -> None:
-            if value is self.comp.root:
-                reaches_root[0] = True
-            for user in self.users.of(value):
-                if user in self.feeds and user.operands[-1] is not value:
-                    continue  # a predecessor of a call made here: it orders, it does not read
-                if is_structural(user) or is_buffer(value):
-                    visit(user)  # no op of its own, or it reads a buffer, which no call can wrap
-                elif user.opcode == "conditional" and user.operands[0] is not value:
-                    # The importer inlines a branch operand into the branch: the
-                    # conditional carries the edge on its selector (operand 0).
-                    if (user, user.operands[0]) not in found:
-                        found.append((user, user.operands[0]))
-                elif not pins_its_operands(user) and (user, value) not in found:
-                    found.append((user, value))
-
-        visit(succ)
+        reaches_root = succ is self.comp.root
+        # Depth first through the users, in their order, on an explicit stack
+        # (value, its users still to see): chains of tuples are as deep as the input.
+        stack = [(succ, iter(self.users.of(succ)))]
+        while stack:
+            value, users = stack[-1]
+            user = next(users, None)
+            if user is None:
+                stack.pop()
+                continue
+            if user in self.feeds and user.operands[-1] is not value:
+                continue  # a predecessor of a call made here: it orders, it does not read
+            if is_structural(user) or is_buffer(value):
+                # no op of its own, or it reads a buffer, which no call can wrap: its users
+                reaches_root = reaches_root or user is self.comp.root
+                stack.append((user, iter(self.users.of(user))))
+            elif user.opcode == "conditional" and user.operands[0] is not value:
+                # The importer inlines a branch operand into the branch: the
+                # conditional carries the edge on its selector (operand 0).
+                if (user, user.operands[0]) not in found:
+                    found.append((user, user.operands[0]))
+            elif not pins_its_operands(user) and (user, value) not in found:
+                found.append((user, value))
         kind = "a tuple or get-tuple-element, which is no op after import" if is_structural(succ) \
             else f"a {succ.opcode}, which cannot take an operand"
         if found:
             return found, ""
-        if reaches_root[0]:
+        if reaches_root:
             return [], (f"implied: %{succ.name} ({kind}) is the result of %{self.comp.name}, "
                         "which ends after every instruction in it")
         return [], f"%{succ.name} is {kind}, and it has no user to carry the edge"

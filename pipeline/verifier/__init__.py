@@ -1,3 +1,3 @@
 """The proof: the one loader of a Penguin program (`program`), the
 independent verifier that judges the executed program against the HLO
-(`verify`), and its report (`report`)."""
+(`verify`), what it reads of the two (`inputs`), and its report (`report`)."""

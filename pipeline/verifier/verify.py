@@ -27,18 +27,22 @@ that reads S (through tuples).
 What the verifier needs to know of the importer is kept to two facts: a
 `tuple`/`get-tuple-element` may have no op of its own, and a `send-done` /
 `recv-done` goes by its `send` / `recv` (the importer makes the pair one op).
+
+This module judges; reading the two inputs (XLA's parse of the HLO, the
+program's ops and order) is `pipeline.verifier.inputs`, whose `read_hlo`,
+`HloInstruction` and `VerifyError` are importable from here too. The work
+of an edge is that of the names standing in for its two ends, looked up in
+an index of the dep edges by (computation, predecessor, successor): a
+successor with 50,000 predecessors costs 50,000 lookups, not their square.
 """
 
 from __future__ import annotations
 
 import functools
-import os
-from collections import defaultdict
-from dataclasses import dataclass, field
 
 from passes.control_dep import Fate
-from passes.errors import ChainError
-from passes.hlo.text import names_a_file
+from pipeline.verifier.inputs import (  # noqa: F401  (HloInstruction, VerifyError, read_hlo: importable here too)
+    HloInstruction, Program, VerifyError, hlo_text, node_name as _name, parse_hlo, program_module, read_hlo)
 from pipeline.verifier.report import EdgeReport, Report, Spurious, SpuriousEdge
 
 _FORWARDING = frozenset({"tuple", "get-tuple-element"})
@@ -46,245 +50,6 @@ _PAIRED_DONES = frozenset({"send-done", "recv-done"})  # the importer folds them
 _READ_THROUGH = _FORWARDING | _PAIRED_DONES  # a reader of these reads what they stand for
 # Values made from nothing, with no effect: unread, when they run is unobservable.
 _PURE_SOURCES = frozenset({"constant", "iota", "partition-id", "replica-id", "after-all", "parameter"})
-
-
-class VerifyError(ChainError):
-    """The verifier could not read its inputs: `where: message`, one line."""
-
-
-# -- the HLO, as XLA's parser reads it ---------------------------------------
-
-
-@dataclass(eq=False, slots=True)
-class HloInstruction:
-    computation: str
-    name: str                      # as the input names it
-    opcode: str
-    operands: list["HloInstruction"] = field(default_factory=list)
-    users: list["HloInstruction"] = field(default_factory=list)
-    predecessors: list["HloInstruction"] = field(default_factory=list)
-    is_root: bool = False
-    index: int | None = None       # a get-tuple-element's
-    is_buffer: bool = False        # a buffer value (`b(f32[16])`)
-
-    def __repr__(self) -> str:
-        return f"<%{self.name} = {self.opcode} in %{self.computation}>"
-
-
-def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[str, list[HloInstruction]]:
-    """Computation → its instructions, from XLA's parser alone (its
-    HloModuleProto): opcodes, operands, users, control predecessors, roots
-    and tuple indices are XLA's, in XLA's order (the text's, with what XLA
-    made itself where it made it). Names are the input's: XLA renames a name
-    reused across computations (`a` → `a.1`), `Parsed.name` gives it back.
-    A computation XLA's parser made (the one a sugared async start wraps)
-    holds no control edge of the input: its instructions are kept, with none.
-
-    `hlo`: HLO text, parsed here (in a child process with `isolate`: XLA
-    aborts on some bad input), or XLA's parse of it already made (a
-    `passes.hlo.Parsed`: the chain hands its own, as read)."""
-    from passes.hlo import proto as hlo_proto
-    from passes.hlo.parsed import Parsed
-    from pipeline.xla.native import XlaRejected
-    from pipeline.xla.isolated import parse
-
-    if isinstance(hlo, Parsed):
-        parsed = hlo
-    else:
-        try:
-            parsed = parse(hlo, source, isolate=isolate)
-        except XlaRejected as err:
-            raise VerifyError(str(err)) from None
-    found: dict[str, list[HloInstruction]] = {}
-    for computation in parsed.proto.computations:
-        # Local ids count in the order XLA made the instructions (its `instructions()`); the proto lists them in post order.
-        protos = sorted(computation.instructions, key=lambda i: i.id & 0xFFFFFFFF)
-        by_id = {p.id: HloInstruction(computation.name, parsed.name(computation.name, p.name), p.opcode,
-                                      is_buffer=p.shape.element_type == hlo_proto.BUFFER)
-                 for p in protos}
-        for p in protos:
-            instr = by_id[p.id]
-            instr.operands = [by_id[o] for o in p.operand_ids]
-            for operand in dict.fromkeys(instr.operands):  # XLA's users: each once, in the order they came
-                operand.users.append(instr)
-            instr.predecessors = [by_id[c] for c in p.control_predecessor_ids]
-            instr.is_root = p.id == computation.root_id
-            if p.opcode == "get-tuple-element":
-                instr.index = p.tuple_index
-        found[computation.name] = list(by_id.values())
-    return found
-
-
-# -- the program, as it runs ---------------------------------------------------
-
-
-class _Program:
-    """The executed Penguin module: its ops by (computation, name), and the
-    order its data and dep edges impose within each block.
-
-    The dep edges are sorted by block up front; each block's edges are
-    gathered once, the first time a judgement asks about the block; and a
-    topological order of them, made on the first search that needs it,
-    bounds every search after (a path to v runs only through ops ranked
-    before v)."""
-
-    def __init__(self, module, hlo_names: dict[str, set[str]]):
-        from printer.penguin.graph import Argument, Value
-
-        self.module, self._Value, self._Argument = module, Value, Argument
-        self.nodes: dict[tuple[str, str], list] = defaultdict(list)   # (computation, name) → ops
-        self.arguments: dict[tuple[str, str], list] = defaultdict(list)
-        self.block_of: dict[int, object] = {}     # id(op or argument) → its block
-        self.blocks: list = []
-        for fn in module.functions:
-            self._index_block(fn)
-        self._after: dict[int, dict[int, set[int]]] = {}   # id(block) → anchor → anchors right after it
-        self._rank: dict[int, dict[int, int] | None] = {}  # id(block) → anchor → place in a topological order
-        # A dep edge orders only ops that stand for HLO instructions of its
-        # computation (or an argument): one from an importer-made tuple a
-        # control-dep call kept bundled, or from a name no instruction has, is
-        # spurious and orders nothing here.
-        self.dependencies = [d for d in module.dependencies if _stands_for_hlo(d, hlo_names, Argument)]
-        self.deps_into: dict[tuple, set[str]] = defaultdict(set)  # (computation, succ name) → pred names
-        # Each dep edge, between its ends' anchors in every block that holds both.
-        self._dep_edges: dict[int, list[tuple[int, int]]] = defaultdict(list)  # id(block) → (anchor, anchor)
-        for dep in self.dependencies:
-            self.deps_into[(dep.successor.computation, dep.successor.name)].add(_name(dep.predecessor))
-            u, v = self._anchors(dep.predecessor), self._anchors(dep.successor)
-            for block in u.keys() & v.keys():
-                if u[block] is not v[block]:
-                    self._dep_edges[block].append((id(u[block]), id(v[block])))
-
-    def _index_block(self, block) -> None:
-        self.blocks.append(block)
-        computation = _block_computation(block)
-        for arg in block.arguments:
-            self.block_of[id(arg)] = block
-            if computation is not None:
-                self.arguments[(computation, arg.name)].append(arg)
-        for instr in block.instructions:
-            self.block_of[id(instr)] = block
-            if instr.computation is not None:
-                self.nodes[(instr.computation, instr.name)].append(instr)
-            for inner in instr.blocks:
-                self._index_block(inner)
-
-    def anchor(self, node, block):
-        """`node`'s ancestor among `block`'s instructions (or `node` itself, an
-        argument of `block`); None where `node` lies outside `block`."""
-        if isinstance(node, self._Value):
-            node = node.instruction
-        while node is not None:
-            if self.block_of.get(id(node)) is block:
-                return node
-            node = self._owner(node)
-        return None
-
-    def _anchors(self, node) -> dict[int, object]:
-        """id(block) → `node`'s anchor there (see `anchor`), for every block
-        that holds `node` or an op around it."""
-        if isinstance(node, self._Value):
-            node = node.instruction
-        found: dict[int, object] = {}
-        while node is not None:
-            block = self.block_of.get(id(node))
-            if block is not None:
-                found.setdefault(id(block), node)  # the innermost, as `anchor` finds it
-            node = self._owner(node)
-        return found
-
-    def _owner(self, node):
-        """The op whose region holds `node`; None at a function's top."""
-        if isinstance(node, self._Argument):
-            return node.block.parent
-        return node.parent.parent if node.parent is not None else None
-
-    def successors(self, block) -> dict[int, set[int]]:
-        after = self._after.get(id(block))
-        if after is not None:
-            return after
-        after = defaultdict(set)
-        for top in block.instructions:
-            for instr in _walk(top):
-                for operand in instr.operands:
-                    source = self.anchor(operand, block)
-                    if source is not None and source is not top:
-                        after[id(source)].add(id(top))
-        for u, v in self._dep_edges.get(id(block), ()):
-            after[u].add(v)
-        self._after[id(block)] = after
-        return after
-
-    def rank(self, block) -> dict[int, int] | None:
-        """Each anchor's place in a topological order of `block`'s edges
-        (Kahn's); None where they form a cycle, which no order bounds."""
-        if id(block) in self._rank:
-            return self._rank[id(block)]
-        after = self.successors(block)
-        waiting: dict[int, int] = dict.fromkeys(after, 0)
-        for targets in after.values():
-            for v in targets:
-                waiting[v] = waiting.get(v, 0) + 1
-        ready = [u for u, n in waiting.items() if not n]
-        rank: dict[int, int] | None = {}
-        while ready:
-            u = ready.pop()
-            rank[u] = len(rank)
-            for v in after.get(u, ()):
-                waiting[v] -= 1
-                if not waiting[v]:
-                    ready.append(v)
-        if len(rank) < len(waiting):
-            rank = None
-        self._rank[id(block)] = rank
-        return rank
-
-    def reaches(self, a, b, block) -> bool:
-        """b comes after a in `block`'s order, a and b anchors there (an
-        argument comes before all)."""
-        if isinstance(a, self._Argument) or a is b:
-            return True
-        after, target = self.successors(block), id(b)
-        if target in after.get(id(a), ()):  # most often an edge joins them
-            return True
-        rank = self.rank(block)
-        # In a topological order every op on a path to b ranks before b: the
-        # search need not go past it (nor start, from an op ranked after b).
-        limit = rank.get(target, -1) if rank is not None else None
-        if limit is not None and rank.get(id(a), limit) >= limit:
-            return False
-        seen, stack = {id(a)}, [id(a)]
-        while stack:
-            for nxt in after.get(stack.pop(), ()):
-                if nxt == target:
-                    return True
-                if nxt not in seen and (limit is None or rank[nxt] < limit):
-                    seen.add(nxt)
-                    stack.append(nxt)
-        return False
-
-
-def _stands_for_hlo(dep, hlo_names: dict[str, set[str]], argument_type) -> bool:
-    names = hlo_names.get(dep.successor.computation, set())
-    pred = dep.predecessor.instruction if hasattr(dep.predecessor, "instruction") else dep.predecessor
-    pred_ok = isinstance(pred, argument_type) or (pred.computation == dep.successor.computation
-                                                  and pred.name in names)
-    return pred_ok and dep.successor.name in names
-
-
-def _walk(instr):
-    yield instr
-    for block in instr.blocks:
-        for inner in block.instructions:
-            yield from _walk(inner)
-
-
-def _block_computation(block) -> str | None:
-    counts: dict[str, int] = defaultdict(int)
-    for instr in block.instructions:
-        if instr.computation is not None:
-            counts[instr.computation] += 1
-    return max(counts, key=counts.get) if counts else None
 
 
 # -- the verdict ------------------------------------------------------------------
@@ -310,19 +75,13 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
     from passes.hlo.elided import elided_constants
     from passes.hlo.parsed import Parsed
 
-    text, where = (hlo, source or hlo.source or "<hlo>") if isinstance(hlo, Parsed) else _hlo_text(hlo, source)
-    module = _program_module(program)
+    text, where = (hlo, source or hlo.source or "<hlo>") if isinstance(hlo, Parsed) else hlo_text(hlo, source)
+    module = program_module(program)
     # The verdict builds large graphs and keeps them to the end: the cyclic
     # collector would walk them (and the caller's heap) again and again for
     # nothing (measured: about a third of the time at 30k instructions).
     if not isinstance(text, Parsed):
-        from pipeline.xla.native import XlaRejected
-        from pipeline.xla.isolated import parse
-
-        try:
-            text = parse(text, where, isolate=isolate)
-        except XlaRejected as err:
-            raise VerifyError(str(err)) from None
+        text = parse_hlo(text, where, isolate=isolate)
     with no_cyclic_gc():
         try:
             report = _verdict(read_hlo(text, where), module, link1, text.proto.name, where)
@@ -341,7 +100,7 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
 def _verdict(computations: dict[str, list[HloInstruction]], module, link1: dict | None,
              hlo_name: str = "", where: str = "<hlo>") -> Report:
     """Each HLO control edge's fate, and the program's spurious dep edges."""
-    prog = _Program(module, {c: {i.name for i in instrs} for c, instrs in computations.items()})
+    prog = Program(module, {c: {i.name for i in instrs} for c, instrs in computations.items()})
     _refuse_another_modules_program(computations, prog, module.name, hlo_name, where)
     report = Report(dep_edges=len(module.dependencies))
     allowed: set[tuple[str, str, str]] = set()
@@ -370,7 +129,7 @@ def _verdict(computations: dict[str, list[HloInstruction]], module, link1: dict 
     return report
 
 
-def _refuse_another_modules_program(computations: dict[str, list[HloInstruction]], prog: _Program,
+def _refuse_another_modules_program(computations: dict[str, list[HloInstruction]], prog: Program,
                                     program_module: str, hlo_module: str, where: str) -> None:
     """A program made from another module builds a module of another name
     and holds none of the instructions this module's control edges join:
@@ -388,17 +147,15 @@ def _refuse_another_modules_program(computations: dict[str, list[HloInstruction]
                       f"edges join; verify it against the module it was made from")
 
 
-def _name(node) -> str:
-    return node.instruction.name if hasattr(node, "instruction") else node.name
+def _carried(computation: str, pred: HloInstruction, succ: HloInstruction, prog: Program) -> list:
+    """The program's dep edges that stand for `pred -> succ` (by name): each
+    pair of a name standing in for pred and one reading succ, looked up, so
+    the work is that of the pairs, whatever else comes into succ."""
+    keys = prog.dep_keys
+    return sorted((u, v) for v in _reading(succ) for u in _standing_in(pred) if (computation, u, v) in keys)
 
 
-def _carried(computation: str, pred: HloInstruction, succ: HloInstruction, prog: _Program) -> list:
-    """The program's dep edges that stand for `pred -> succ` (by name)."""
-    starts = _standing_in(pred)
-    return sorted({(u, v) for v in _reading(succ) for u in prog.deps_into.get((computation, v), ()) if u in starts})
-
-
-def _judge(computation: str, pred: HloInstruction, succ: HloInstruction, prog: _Program,
+def _judge(computation: str, pred: HloInstruction, succ: HloInstruction, prog: Program,
            carried: list) -> tuple[Fate, str]:
     """The fate of the HLO edge `pred -> succ`, and why."""
     direct = (_program_name(pred), _program_name(succ)) in carried
@@ -444,7 +201,7 @@ def _cannot_carry(succ: HloInstruction) -> bool:
             or succ.opcode in _FORWARDING or succ.operands[0].is_buffer)
 
 
-def _unordered_pairs(before: list, after: list, prog: _Program) -> list[str]:
+def _unordered_pairs(before: list, after: list, prog: Program) -> list[str]:
     """For each block `before` lies in, the pairs the program does not order."""
     why = []
     for p in before:
@@ -480,40 +237,46 @@ def _program_name(instr: HloInstruction) -> str:
     return instr.name
 
 
-def _ops_of(instr: HloInstruction, prog: _Program, computation: str) -> list | None:
+def _ops_of(instr: HloInstruction, prog: Program, computation: str) -> list | None:
     """The program's ops the successor must wait for: `instr`'s own (every
     instance of its computation); where it only forwards values (tuple,
     get-tuple-element), those of what it forwards, whether or not the importer
     made it an op. A parameter is ready before everything and needs none: None
-    if `instr` forwards only parameters."""
-    if instr.opcode == "parameter":
-        return None
-    if instr.opcode not in _FORWARDING:  # a tuple op orders nothing of its own, op or not
-        return list(prog.nodes.get((computation, _program_name(instr))) or [])
-    sources = instr.operands
-    if instr.opcode == "get-tuple-element" and instr.operands and instr.operands[0].opcode == "tuple":
-        tuple_ = instr.operands[0]
-        sources = [tuple_.operands[instr.index]] if instr.index is not None else tuple_.operands
-    ops, ready = [], False
-    for source in sources:
-        more = _ops_of(source, prog, computation)
-        if more is None:
+    if `instr` forwards only parameters. (Depth first, in operand order, on an
+    explicit stack: a chain of tuples is as deep as the input makes it; a
+    value forwarded twice counts once.)"""
+    ops, ready, stack, seen = [], False, [instr], set()
+    while stack:
+        instr = stack.pop()
+        if id(instr) in seen:
+            continue
+        seen.add(id(instr))
+        if instr.opcode == "parameter":
             ready = True
+        elif instr.opcode not in _FORWARDING:  # a tuple op orders nothing of its own, op or not
+            ops += prog.nodes.get((computation, _program_name(instr))) or []
+        elif instr.opcode == "get-tuple-element" and instr.operands and instr.operands[0].opcode == "tuple":
+            tuple_ = instr.operands[0]
+            stack += [tuple_.operands[instr.index]] if instr.index is not None else reversed(tuple_.operands)
         else:
-            ops += more
+            stack += reversed(instr.operands)
     return None if ready and not ops else ops
 
 
-def _reader_ops(succ: HloInstruction, prog: _Program, computation: str) -> tuple[list, bool]:
+def _reader_ops(succ: HloInstruction, prog: Program, computation: str) -> tuple[list, bool]:
     """The ops of every reader of `succ`, looking through readers that only
     forward values (tuple, get-tuple-element) to theirs; and whether such a
-    path ends in the computation's result (its ROOT)."""
-    ops, ends = [], False
-    for reader in _readers(succ):
+    path ends in the computation's result (its ROOT). (Depth first on an
+    explicit stack; a reader reached twice counts once.)"""
+    ops, ends, stack, seen = [], False, list(reversed(_readers(succ))), set()
+    while stack:
+        reader = stack.pop()
+        if id(reader) in seen:
+            continue
+        seen.add(id(reader))
         if reader.opcode in _FORWARDING:
-            more, more_ends = _reader_ops(reader, prog, computation)
-            ops += more
-            ends = ends or more_ends or reader.is_root
+            ends = ends or reader.is_root
+            stack += reversed(_readers(reader))
         else:
             ops += prog.nodes.get((computation, _program_name(reader))) or []
     return ops, ends
@@ -522,7 +285,15 @@ def _reader_ops(succ: HloInstruction, prog: _Program, computation: str) -> tuple
 def _observed(instr: HloInstruction) -> bool:
     """Something reads `instr`'s value: an op that is no tuple/get-tuple-element,
     or the computation's result, through any number of those."""
-    return any(r.is_root or r.opcode not in _FORWARDING or _observed(r) for r in _readers(instr))
+    stack, seen = list(_readers(instr)), set()
+    while stack:
+        reader = stack.pop()
+        if reader.is_root or reader.opcode not in _FORWARDING:
+            return True
+        if id(reader) not in seen:
+            seen.add(id(reader))
+            stack += _readers(reader)
+    return False
 
 
 def _readers(instr: HloInstruction) -> list[HloInstruction]:
@@ -556,49 +327,3 @@ def _names_reached(starts: list[HloInstruction], follow) -> frozenset[str]:
         names.update((instr.name, _program_name(instr)))
         stack += follow(instr)
     return frozenset(names)
-
-
-def _hlo_text(hlo, source: str | None) -> tuple[str, str]:
-    if isinstance(hlo, bytes):
-        try:
-            return hlo.decode("utf-8"), source or "<hlo text>"
-        except UnicodeDecodeError as err:
-            raise VerifyError(f"{source or '<hlo text>'}: input is not UTF-8 text (byte 0x{hlo[err.start]:02x}); "
-                              "HLO modules are text: pass the .txt that XLA dumped, not a binary proto") from None
-    if names_a_file(hlo):  # the same rule as the chain's input (`pipeline.chain.sources.text_of`)
-        path = os.fspath(hlo)
-        try:
-            with open(path, encoding="utf-8") as f:
-                return f.read(), source or path
-        except (OSError, UnicodeDecodeError) as err:
-            raise VerifyError(f"cannot read HLO '{path}': {getattr(err, 'strerror', None) or err}") from None
-    return hlo, source or "<hlo text>"
-
-
-def _program_module(program):
-    from printer.penguin import Module
-
-    if isinstance(program, Module):
-        return program
-    if isinstance(program, os.PathLike) or (isinstance(program, str) and program.endswith(".py")
-                                            and "\n" not in program):
-        path = os.fspath(program)
-        try:
-            with open(path, encoding="utf-8") as f:
-                program_source, where = f.read(), path
-        except OSError as err:
-            raise VerifyError(f"cannot read program '{path}': {err.strerror}") from None
-    else:
-        program_source, where = program, "<penguin program>"
-    from pipeline.verifier.program import run_program  # the chain's loader: a long program runs in pieces
-
-    try:
-        namespace = run_program(program_source, where)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as err:  # the user's file (a sys.exit too): say where it failed, in one line
-        raise VerifyError(f"{where}: the program fails to run: {type(err).__name__}: {err}") from None
-    module = namespace.get("module")
-    if not isinstance(module, Module):
-        raise VerifyError(f"{where}: the program leaves no Penguin `module` (a printer.penguin.Module)")
-    return module

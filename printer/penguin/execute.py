@@ -16,12 +16,14 @@ printer made its result alias its data operand.
 
 from __future__ import annotations
 
+from types import GeneratorType
+
 import numpy as np
 
 from passes.dialects import EXECUTABLE, namespace
 from passes.elision import elided_refusal
 from printer.penguin import op_rules, reduction_rules  # noqa: F401  (they register the rules)
-from printer.penguin.graph import Block, Instruction, T, Value
+from printer.penguin.graph import Block, Instruction, Schedules, T, Value
 from printer.penguin.registry import (
     RULES, ElidedConstants, ExecutionError, UnsupportedOp, dense, numpy_dtype, op_suffix, unsupported)
 
@@ -41,32 +43,46 @@ class Interpreter:
     def __init__(self, module: Module):
         self.module = module
         self.functions = {fn.name: fn for fn in module.functions}
-        self.schedules: dict[int, list[Instruction]] = {}
+        self.schedules = Schedules(module)  # every block's, from one pass over the module
 
     def call(self, name: str, args: list, check: bool = False) -> list:
+        return run_steps(self.steps(name, args, check))
+
+    def steps(self, name: str, args: list, check: bool = False):
+        """Function `name` on `args` in a new frame, as steps (`run_steps`)."""
         fn = self.functions.get(name)
         if fn is None:
             raise ExecutionError(f"module {self.module.name} has no function {name!r} "
                                  f"(it has {', '.join(self.functions) or 'none'})")
         if check:
             args = _arguments(fn, args)
-        return Frame(self, {}).block(fn, args)
+        return Frame(self, {}).steps(fn, args)
 
     def schedule(self, block: Block) -> list[Instruction]:
-        if id(block) not in self.schedules:
-            self.schedules[id(block)] = block.schedule()
-        return self.schedules[id(block)]
+        return self.schedules(block)
 
 
 class Frame:
     """One function activation: the values of its instructions and arguments,
-    nested blocks included (a region may read what its enclosing blocks defined)."""
+    nested blocks included (a region may read what its enclosing blocks defined).
+
+    A block runs as a generator (`steps`) that yields the steps it waits on:
+    a rule that runs regions (while, case, if, fusion, call) is a generator
+    that yields `frame.steps(...)` of the block to run and gets its results
+    back. One driver (`run_steps`) runs them all on an explicit stack, so a
+    while nested in a while as deep as the module makes it takes no Python
+    stack. Rules that run a scalar region per element (reduce, sort, scatter)
+    call `block` and get the results at once."""
 
     def __init__(self, interpreter: Interpreter, env: dict, exact_shapes: bool = True):
         self.interpreter, self.env, self.exact_shapes = interpreter, env, exact_shapes
 
     def block(self, block: Block, args: list) -> list:
         """Run `block` on `args` in schedule order; the values its return op returns."""
+        return run_steps(self.steps(block, args))
+
+    def steps(self, block: Block, args: list):
+        """`block` on `args`, as steps for `run_steps`: its results at the end."""
         if len(args) != len(block.arguments):
             raise ExecutionError(f"block {block.name} takes {len(block.arguments)} argument(s), got {len(args)}")
         for argument, value in zip(block.arguments, args):
@@ -77,7 +93,7 @@ class Frame:
             if op_suffix(instr) == "return":
                 results = operands
             else:
-                self.env[id(instr)] = self.run(instr, operands)
+                self.env[id(instr)] = yield self.run(instr, operands)
         return results
 
     def vectorized(self) -> Frame:
@@ -85,11 +101,13 @@ class Frame:
         (the region must be `op_rules.vectorizable`); it shares this frame's values."""
         return Frame(self.interpreter, self.env, exact_shapes=False)
 
-    def region(self, instr: Instruction, index: int, args: list) -> list:
-        return self.block(instr.blocks[index], args)
+    def region(self, instr: Instruction, index: int, args: list):
+        """Region #`index` of `instr` on `args`, as steps: a rule yields them for the results."""
+        return self.steps(instr.blocks[index], args)
 
-    def call(self, name: str, args: list) -> list:
-        return self.interpreter.call(name, args)
+    def call(self, name: str, args: list):
+        """Function `name` on `args`, as steps: a rule yields them for the results."""
+        return self.interpreter.steps(name, args)
 
     def value(self, node, user: Instruction):
         try:
@@ -100,11 +118,14 @@ class Frame:
             raise ExecutionError(f"%{user.name}: operand %{node.name} has no value yet") from None
 
     def run(self, instr: Instruction, operands: list):
+        """`instr` on its operands' values, as steps: its value (typed) at the end."""
         fn = RULES.get(op_suffix(instr)) if namespace(instr.opcode) in EXECUTABLE else None
         if fn is None:
             raise unsupported(instr)
         try:
             result = fn(self, instr, operands)
+            if isinstance(result, GeneratorType):  # a rule that runs regions: the driver runs its steps
+                result = yield result
         except ExecutionError:
             raise
         except Exception as e:
@@ -122,6 +143,31 @@ class Frame:
             raise ExecutionError(f"{instr.opcode} %{instr.name}: computed {value.dtype}{list(value.shape)}, "
                                  f"the result type is {t}")
         return value
+
+
+def run_steps(steps):
+    """Run a generator of steps to its end: each step it yields is a
+    generator too, run first (with the steps it yields in turn) and its
+    value sent back; an error in one is raised in the one that waits on it.
+    One loop over an explicit stack, however deep the steps nest."""
+    stack, value, error = [steps], None, None
+    while True:
+        try:
+            step = stack[-1].throw(error) if error is not None else stack[-1].send(value)
+        except StopIteration as done:
+            stack.pop()
+            value, error = done.value, None
+            if not stack:
+                return value
+            continue
+        except BaseException as raised:  # noqa: BLE001 (handed to the waiting step, or raised at the end)
+            stack.pop()
+            if not stack:
+                raise
+            value, error = None, raised
+            continue
+        stack.append(step)
+        value = None
 
 
 def _arguments(fn: Block, args: list) -> list:
@@ -144,9 +190,15 @@ def _arguments(fn: Block, args: list) -> list:
 
 
 def _leaves(values) -> list:
-    out = []
-    for v in values:
-        out += _leaves(v) if isinstance(v, tuple) else [v]
+    """The arrays of `values`, tuples flattened in order (an explicit stack:
+    a tuple nests as deep as its type)."""
+    out, stack = [], list(reversed(values))
+    while stack:
+        v = stack.pop()
+        if isinstance(v, tuple):
+            stack += reversed(v)
+        else:
+            out.append(v)
     return out
 
 

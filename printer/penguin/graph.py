@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 _TENSOR = re.compile(r"^tensor<((?:[0-9?]+x)*)([a-z][a-z0-9]*)>$")
@@ -144,11 +145,14 @@ class Block:
         return instr
 
     def walk(self):
-        """Every instruction of this block and its nested blocks, in program order."""
-        for instr in self.instructions:
+        """Every instruction of this block and its nested blocks, in program
+        order (an explicit stack: blocks nest as deep as the program makes them)."""
+        stack = list(reversed(self.instructions))
+        while stack:
+            instr = stack.pop()
             yield instr
-            for block in instr.blocks:
-                yield from block.walk()
+            for block in reversed(instr.blocks):
+                stack += reversed(block.instructions)
 
     def _module(self) -> Module | None:
         block = self
@@ -161,53 +165,143 @@ class Block:
         edges (including values captured by nested blocks) and dependencies
         (lifted to this block when they start or end inside a nested block);
         program order breaks ties, so it is deterministic."""
-        position = {id(i): n for n, i in enumerate(self.instructions)}
-        owner: dict[int, Instruction] = {}  # any instruction inside → its ancestor here
-        for top in self.instructions:
-            owner[id(top)] = top
-            for block in top.blocks:
-                for inner in block.walk():
-                    owner[id(inner)] = top
-
-        def here(node) -> Instruction | None:
-            if isinstance(node, Value):
-                node = node.instruction
-            return owner.get(id(node)) if isinstance(node, Instruction) else None
-
-        after: dict[int, set[int]] = {id(i): set() for i in self.instructions}
-        for top in self.instructions:
-            inner = [top] + [i for b in top.blocks for i in b.walk()]
-            for instr in inner:
-                for operand in instr.operands:
-                    source = here(operand)
-                    if source is not None and source is not top:
-                        after[id(top)].add(id(source))
         module = self._module()
-        for dep in (module.dependencies if module else []):
-            pred, succ = here(dep.predecessor), here(dep.successor)
-            if pred is not None and succ is not None and pred is not succ:
-                after[id(succ)].add(id(pred))
-        waiting = {k: len(v) for k, v in after.items()}
-        users: dict[int, list[int]] = {id(i): [] for i in self.instructions}
-        for succ, preds in after.items():
-            for pred in preds:
-                users[pred].append(succ)
-        by_id = {id(i): i for i in self.instructions}
-        ready = [position[k] for k, n in waiting.items() if n == 0]
-        heapq.heapify(ready)
-        order = []
-        while ready:
-            instr = self.instructions[heapq.heappop(ready)]
-            order.append(instr)
-            for user in users[id(instr)]:
-                waiting[user] -= 1
-                if waiting[user] == 0:
-                    heapq.heappush(ready, position[user])
-        if len(order) < len(self.instructions):
-            stuck = [by_id[k].name for k, n in waiting.items() if n > 0]
-            raise ScheduleError(f"block {self.name}: data and dependency edges form a cycle through "
-                                + ", ".join(stuck[:10]) + (" …" if len(stuck) > 10 else ""))
+        return _topological(self, _waits(Nesting([self]), module.dependencies if module else ())[id(self)])
+
+
+class Nesting:
+    """Where every instruction and argument of some blocks and the blocks
+    nested in them sits: its block, and how deep that block is (`roots` 0).
+
+    An edge between two nodes (an operand and its reader, a dependency's
+    ends) orders, in the innermost block that holds both, the two ops there
+    that hold them (`joined`): blocks further out see one op holding both,
+    blocks further in hold neither. Lifting the deeper end by the depths
+    finds that block in as many steps as the edge crosses blocks, whatever
+    the program's depth. Everything is indexed on an explicit stack."""
+
+    def __init__(self, roots):
+        self.blocks: list[Block] = []         # depth first, in program order
+        self.block_of: dict[int, Block] = {}  # id(instruction or argument) → its block
+        self.depth: dict[int, int] = {}       # id(block) → how many ops' regions hold it, below the roots
+        stack = [(block, 0) for block in reversed(list(roots))]
+        while stack:
+            block, depth = stack.pop()
+            self.blocks.append(block)
+            self.depth[id(block)] = depth
+            for arg in block.arguments:
+                self.block_of[id(arg)] = block
+            nested = []
+            for instr in block.instructions:
+                self.block_of[id(instr)] = block
+                nested += instr.blocks
+            stack += [(inner, depth + 1) for inner in reversed(nested)]
+
+    @staticmethod
+    def owner(node):
+        """The op whose region holds `node` (an instruction or an argument); None at a top."""
+        if isinstance(node, Argument):
+            return node.block.parent
+        return node.parent.parent if node.parent is not None else None
+
+    def depth_of(self, node) -> int | None:
+        block = self.block_of.get(id(node))
+        return self.depth[id(block)] if block is not None else None
+
+    def anchor(self, node, block):
+        """`node`'s ancestor among `block`'s instructions (or `node` itself, an
+        argument of `block`); None where `node` lies outside `block`."""
+        if isinstance(node, Value):
+            node = node.instruction
+        depth, target = self.depth_of(node), self.depth.get(id(block))
+        if depth is None or target is None or depth < target:
+            return None
+        for _ in range(depth - target):
+            node = self.owner(node)
+        return node if self.block_of.get(id(node)) is block else None
+
+    def joined(self, a, b) -> tuple[Block, Node, Node] | None:
+        """(block, a's anchor, b's anchor) in the innermost block that holds
+        both, where the anchors differ; None where one op holds both, or no
+        block does (two functions, a node outside these blocks)."""
+        if isinstance(a, Value):
+            a = a.instruction
+        if isinstance(b, Value):
+            b = b.instruction
+        da, db = self.depth_of(a), self.depth_of(b)
+        if da is None or db is None:
+            return None
+        for _ in range(da - db):
+            a = self.owner(a)
+        for _ in range(db - da):
+            b = self.owner(b)
+        while (block := self.block_of.get(id(a))) is not self.block_of.get(id(b)):
+            a, b = self.owner(a), self.owner(b)
+            if a is None or b is None:
+                return None
+        return None if a is b or block is None else (block, a, b)
+
+
+class Schedules:
+    """`Block.schedule()` of the blocks of `module`, each made when first
+    asked for, from one pass over all its ops and dependencies: the
+    executor's, which schedules every block it runs."""
+
+    def __init__(self, module):
+        self._waits = _waits(Nesting(module.functions), module.dependencies)
+        self._orders: dict[int, list[Instruction]] = {}
+
+    def __call__(self, block: Block) -> list[Instruction]:
+        order = self._orders.get(id(block))
+        if order is None:
+            order = self._orders[id(block)] = _topological(block, self._waits.get(id(block), {}))
         return order
+
+
+def _waits(nesting: Nesting, dependencies) -> dict[int, dict[int, set[int]]]:
+    """id(block) → id(instruction) → the ids of the instructions of the same
+    block it must come after, by data (an argument waits for nothing) and by
+    `dependencies`, each edge in the one block where its ends' ops differ."""
+    waits: dict[int, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+
+    def order(before, after) -> None:
+        joined = nesting.joined(before, after)
+        if joined is not None and isinstance(joined[1], Instruction):
+            waits[id(joined[0])][id(joined[2])].add(id(joined[1]))
+
+    for block in nesting.blocks:
+        for instr in block.instructions:
+            for operand in instr.operands:
+                order(operand, instr)
+    for dep in dependencies:
+        order(dep.predecessor, dep.successor)
+    return waits
+
+
+def _topological(block: Block, waits: dict[int, set[int]]) -> list[Instruction]:
+    """`block`'s instructions in an order where each comes after what it
+    waits for; program order breaks ties."""
+    position = {id(i): n for n, i in enumerate(block.instructions)}
+    waiting = {id(i): len(waits.get(id(i), ())) for i in block.instructions}
+    users: dict[int, list[int]] = {id(i): [] for i in block.instructions}
+    for succ, preds in waits.items():
+        for pred in preds:
+            users[pred].append(succ)
+    ready = [position[k] for k, n in waiting.items() if n == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        instr = block.instructions[heapq.heappop(ready)]
+        order.append(instr)
+        for user in users[id(instr)]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, position[user])
+    if len(order) < len(block.instructions):
+        stuck = [i.name for i in block.instructions if waiting[id(i)] > 0]
+        raise ScheduleError(f"block {block.name}: data and dependency edges form a cycle through "
+                            + ", ".join(stuck[:10]) + (" …" if len(stuck) > 10 else ""))
+    return order
 
 
 class Function(Block):

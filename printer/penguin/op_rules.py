@@ -334,11 +334,15 @@ def pad(x, value, edges, interior):
 # -- control flow and calls ----------------------------------------------------------------
 
 
+# Each runs its regions as steps (`execute.Frame.region`): it yields them and
+# gets their results back, so nested control flow takes no Python stack.
+
+
 @rule("while")
 def _while(frame, instr, xs):
     state = list(xs)
-    while bool(frame.region(instr, 0, state)[0]):
-        state = frame.region(instr, 1, state)
+    while bool((yield frame.region(instr, 0, state))[0]):
+        state = yield frame.region(instr, 1, state)
     return as_results(state)
 
 
@@ -347,22 +351,22 @@ def _case(frame, instr, xs):
     index = int(xs[0])
     if not 0 <= index < len(instr.blocks):
         index = len(instr.blocks) - 1  # out of range runs the last branch
-    return as_results(frame.region(instr, index, []))
+    return as_results((yield frame.region(instr, index, [])))
 
 
 @rule("if")
 def _if(frame, instr, xs):
-    return as_results(frame.region(instr, 0 if bool(xs[0]) else 1, []))
+    return as_results((yield frame.region(instr, 0 if bool(xs[0]) else 1, [])))
 
 
 @rule("fusion")
 def _fusion(frame, instr, xs):
-    return as_results(frame.region(instr, 0, list(xs)))
+    return as_results((yield frame.region(instr, 0, list(xs))))
 
 
 @rule("call")
 def _call(frame, instr, xs):
-    return as_results(frame.call(attr(instr, "callee"), list(xs)))
+    return as_results((yield frame.call(attr(instr, "callee"), list(xs))))
 
 
 @rule("optimization_barrier")

@@ -283,16 +283,29 @@ def _reading_arguments(region: Block) -> set[int]:
 
 
 def _mirrors(a, b, region: Block, reads: set[int]) -> bool:
-    """b computes from the rhs arguments (1, 3, …) what a computes from the lhs ones (0, 2, …)."""
-    if isinstance(a, Argument) and a.block is region:
-        return isinstance(b, Argument) and b.block is region and a.index % 2 == 0 and b.index == a.index + 1
-    if a is b:
-        return id(a) not in reads  # a value both sides share: a constant, or from outside the region
-    if not (isinstance(a, Instruction) and isinstance(b, Instruction)):
-        return False
-    return (a.opcode == b.opcode and a.result_types == b.result_types and _same_attributes(a, b)
-            and len(a.operands) == len(b.operands)
-            and all(_mirrors(x, y, region, reads) for x, y in zip(a.operands, b.operands)))
+    """b computes from the rhs arguments (1, 3, …) what a computes from the lhs
+    ones (0, 2, …). Pair by pair on an explicit stack (a region's chain of ops
+    is as long as the input makes it); a pair met twice is judged once."""
+    stack, seen = [(a, b)], set()
+    while stack:
+        a, b = stack.pop()
+        if (id(a), id(b)) in seen:
+            continue
+        seen.add((id(a), id(b)))
+        if isinstance(a, Argument) and a.block is region:
+            if not (isinstance(b, Argument) and b.block is region and a.index % 2 == 0 and b.index == a.index + 1):
+                return False
+        elif a is b:
+            if id(a) in reads:  # a value both sides share: a constant, or from outside the region
+                return False
+        elif not (isinstance(a, Instruction) and isinstance(b, Instruction)):
+            return False
+        elif not (a.opcode == b.opcode and a.result_types == b.result_types and _same_attributes(a, b)
+                  and len(a.operands) == len(b.operands)):
+            return False
+        else:
+            stack += zip(a.operands, b.operands)
+    return True
 
 
 def _same_attributes(a: Instruction, b: Instruction) -> bool:

@@ -4,7 +4,9 @@ program writes them, and the registry of rules by op suffix.
 
 A rule gets the frame (for regions, calls and vectorized runs), the
 instruction, and its operands' values; it returns the value, or a tuple for
-several results. `add` serves `stablehlo.add` and `mhlo.add`, as JAX's
+several results. A rule that runs regions or calls is a generator: it
+yields `frame.region(...)` / `frame.call(...)` and gets their results
+(`execute.Frame`), so nesting takes no Python stack. `add` serves `stablehlo.add` and `mhlo.add`, as JAX's
 lowering registry does.
 """
 

@@ -32,23 +32,31 @@ def to_dot(module: Module, function: str | None = None) -> str:
              f'  edge [color="{DATA_COLOR}", arrowsize=0.7];']
     on_dep = {id(e.source) for e in g.dep_edges} | {id(e.target) for e in g.dep_edges}
 
-    def emit_block(block: Block, title: str, indent: str):
-        lines.append(f"{indent}subgraph {_q('cluster_' + block_path(block))} {{")
-        lines.append(f"{indent}  label={_q(title)};")
-        lines.append(f'{indent}  style=rounded; color="#999999";')
-        for n in by_block.get(id(block), []):
+    # Each block's subgraph holds its nodes, each op's nested blocks right
+    # after it: an explicit stack of what is left (a block to open, a node,
+    # a brace to close), since blocks nest as deep as the program.
+    stack: list = [("block", fn, f"func @{fn.name}", "  ") for fn in reversed(g.functions)]
+    while stack:
+        kind, item, title, indent = stack.pop()
+        if kind == "close":
+            lines.append(f"{indent}}}")
+        elif kind == "block":
+            lines.append(f"{indent}subgraph {_q('cluster_' + block_path(item))} {{")
+            lines.append(f"{indent}  label={_q(title)};")
+            lines.append(f'{indent}  style=rounded; color="#999999";')
+            stack.append(("close", None, "", indent))
+            stack += [("node", n, "", indent) for n in reversed(by_block.get(id(item), []))]
+        else:
+            n = item
             label = n.name if n.opcode == n.name else n.name + "\n" + n.opcode
             attrs = [f"label={_q(label)}", f'fillcolor="{FILL[n.kind]}"']
             if id(n) in on_dep:
                 attrs.append(f'color="{DEP_COLOR}", penwidth=1.5')
             lines.append(f"{indent}  {_q(n.id)} [{', '.join(attrs)}];")
             if isinstance(n.obj, Instruction):
-                for inner in n.obj.blocks:
-                    emit_block(inner, f"%{n.name}: {inner.name}", indent + "  ")
-        lines.append(f"{indent}}}")
+                stack += [("block", inner, f"%{n.name}: {inner.name}", indent + "  ")
+                          for inner in reversed(n.obj.blocks)]
 
-    for fn in g.functions:
-        emit_block(fn, f"func @{fn.name}", "  ")
     lines.append("  // data edges (operands)")
     for e in g.data_edges:
         extra = f" [taillabel={_q('#' + str(e.result))}, fontsize=8]" if e.result is not None else ""

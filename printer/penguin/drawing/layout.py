@@ -92,15 +92,14 @@ def _panels(g: Graph, nested: str = "all") -> list[Panel]:
     with_deps = {id(e.source.block) for e in g.dep_edges} | {id(e.target.block) for e in g.dep_edges}
     panels = []
 
-    def visit(block: Block, title: str):
+    # Each block, then the blocks nested in it, in program order (an explicit stack).
+    stack = [(fn, f"func @{fn.name}") for fn in reversed(g.functions)]
+    while stack:
+        block, title = stack.pop()
         if block.parent is None or nested == "all" or (nested == "deps" and id(block) in with_deps):
             panels.append(_layout(g, block, title))
-        for instr in block.instructions:
-            for inner in instr.blocks:
-                visit(inner, f"%{instr.name} ({short_opcode(instr.opcode)}): {inner.name}")
-
-    for fn in g.functions:
-        visit(fn, f"func @{fn.name}")
+        stack += reversed([(inner, f"%{instr.name} ({short_opcode(instr.opcode)}): {inner.name}")
+                           for instr in block.instructions for inner in instr.blocks])
     return panels
 
 

@@ -120,22 +120,25 @@ def graph(module: Module, function: str | Sequence[str] | None = None) -> Graph:
     function if None)."""
     g = Graph(module, _select(module, function))
 
-    def visit(block: Block):
-        for arg in block.arguments:
-            g.nodes.append(GNode("", arg.name, "argument", f"argument {arg.index}", block, arg))
-        for instr in block.instructions:
-            if instr.blocks:
-                kind = "region"
-            elif instr.computation is None and short_opcode(instr.opcode) == "return":
-                kind = "return"
-            else:
-                kind = "instruction"
-            g.nodes.append(GNode("", instr.name, kind, short_opcode(instr.opcode), block, instr))
-            for inner in instr.blocks:
-                visit(inner)
-
-    for fn in g.functions:
-        visit(fn)
+    # In program order, each op's nested blocks right after it, on an explicit
+    # stack (a block to open, or an op to add): blocks nest as deep as the program.
+    stack: list = list(reversed(g.functions))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Block):
+            for arg in item.arguments:
+                g.nodes.append(GNode("", arg.name, "argument", f"argument {arg.index}", item, arg))
+            stack += [(instr, item) for instr in reversed(item.instructions)]
+            continue
+        instr, block = item
+        if instr.blocks:
+            kind = "region"
+        elif instr.computation is None and short_opcode(instr.opcode) == "return":
+            kind = "return"
+        else:
+            kind = "instruction"
+        g.nodes.append(GNode("", instr.name, kind, short_opcode(instr.opcode), block, instr))
+        stack += reversed(instr.blocks)
     _assign_ids(g.nodes)
     g._by_obj = {id(n.obj): n for n in g.nodes}
     for n in g.nodes:

@@ -1,0 +1,276 @@
+"""The verifier's two inputs, each read on its own terms: the HLO as XLA's
+parser reads it (`read_hlo`: computations of `HloInstruction`s), and the
+Penguin program as it runs (`program_module`, then `Program`: its ops by
+HLO name and the order its data and dep edges impose in each block).
+Nothing here judges an edge: `pipeline.verifier.verify` does, from these.
+
+Every walk here follows the input's structure (nested blocks, owners up to
+a function's top) on an explicit stack or a loop, never by recursion: a
+while nested in a while as deep as XLA accepts is read like a flat one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from passes.errors import ChainError
+from passes.hlo.text import names_a_file
+
+
+class VerifyError(ChainError):
+    """The verifier could not read its inputs: `where: message`, one line."""
+
+
+# -- the HLO, as XLA's parser reads it ---------------------------------------
+
+
+@dataclass(eq=False, slots=True)
+class HloInstruction:
+    computation: str
+    name: str                      # as the input names it
+    opcode: str
+    operands: list["HloInstruction"] = field(default_factory=list)
+    users: list["HloInstruction"] = field(default_factory=list)
+    predecessors: list["HloInstruction"] = field(default_factory=list)
+    is_root: bool = False
+    index: int | None = None       # a get-tuple-element's
+    is_buffer: bool = False        # a buffer value (`b(f32[16])`)
+
+    def __repr__(self) -> str:
+        return f"<%{self.name} = {self.opcode} in %{self.computation}>"
+
+
+def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[str, list[HloInstruction]]:
+    """Computation → its instructions, from XLA's parser alone (its
+    HloModuleProto): opcodes, operands, users, control predecessors, roots
+    and tuple indices are XLA's, in XLA's order (the text's, with what XLA
+    made itself where it made it). Names are the input's: XLA renames a name
+    reused across computations (`a` → `a.1`), `Parsed.name` gives it back.
+    A computation XLA's parser made (the one a sugared async start wraps)
+    holds no control edge of the input: its instructions are kept, with none.
+
+    `hlo`: HLO text, parsed here (in a child process with `isolate`: XLA
+    aborts on some bad input), or XLA's parse of it already made (a
+    `passes.hlo.Parsed`: the chain hands its own, as read)."""
+    from passes.hlo import proto as hlo_proto
+    from passes.hlo.parsed import Parsed
+
+    parsed = hlo if isinstance(hlo, Parsed) else parse_hlo(hlo, source, isolate=isolate)
+    found: dict[str, list[HloInstruction]] = {}
+    for computation in parsed.proto.computations:
+        # Local ids count in the order XLA made the instructions (its `instructions()`); the proto lists them in post order.
+        protos = sorted(computation.instructions, key=lambda i: i.id & 0xFFFFFFFF)
+        by_id = {p.id: HloInstruction(computation.name, parsed.name(computation.name, p.name), p.opcode,
+                                      is_buffer=p.shape.element_type == hlo_proto.BUFFER)
+                 for p in protos}
+        for p in protos:
+            instr = by_id[p.id]
+            instr.operands = [by_id[o] for o in p.operand_ids]
+            for operand in dict.fromkeys(instr.operands):  # XLA's users: each once, in the order they came
+                operand.users.append(instr)
+            instr.predecessors = [by_id[c] for c in p.control_predecessor_ids]
+            instr.is_root = p.id == computation.root_id
+            if p.opcode == "get-tuple-element":
+                instr.index = p.tuple_index
+        found[computation.name] = list(by_id.values())
+    return found
+
+
+def parse_hlo(text: str, where: str, *, isolate: bool = False):
+    """XLA's parse of HLO text (a `passes.hlo.Parsed`); what XLA refuses, a VerifyError."""
+    from pipeline.xla.native import XlaRejected
+    from pipeline.xla.isolated import parse
+
+    try:
+        return parse(text, where, isolate=isolate)
+    except XlaRejected as err:
+        raise VerifyError(str(err)) from None
+
+
+
+
+# -- the program, as it runs ---------------------------------------------------
+
+
+class Program:
+    """The executed Penguin module: its ops by (computation, name), and the
+    order its data and dep edges impose within each block.
+
+    Each data and dep edge orders two ops of one block: the innermost that
+    holds both ends (`printer.penguin.graph.Nesting.joined`: blocks further
+    out see one op holding both, blocks further in hold neither), found in
+    as many steps as the edge crosses blocks, whatever the module's depth.
+    The data edges of every block are gathered in one pass, the first time
+    a judgement asks about a block; a topological order of a block's edges,
+    made on the first search that needs it, bounds every search after (a
+    path to v runs only through ops ranked before v)."""
+
+    def __init__(self, module, hlo_names: dict[str, set[str]]):
+        from printer.penguin.graph import Argument, Nesting
+
+        self.module, self._Argument = module, Argument
+        self.nesting = nesting = Nesting(module.functions)
+        self.blocks, self.block_of = nesting.blocks, nesting.block_of  # id(op or argument) → its block
+        self.nodes: dict[tuple[str, str], list] = defaultdict(list)   # (computation, name) → ops
+        self.arguments: dict[tuple[str, str], list] = defaultdict(list)
+        for block in self.blocks:
+            computation = block_computation(block)
+            if computation is not None:
+                for arg in block.arguments:
+                    self.arguments[(computation, arg.name)].append(arg)
+            for instr in block.instructions:
+                if instr.computation is not None:
+                    self.nodes[(instr.computation, instr.name)].append(instr)
+        self._after: dict[int, dict[int, set[int]]] | None = None  # id(block) → anchor → anchors right after it
+        self._rank: dict[int, dict[int, int] | None] = {}  # id(block) → anchor → place in a topological order
+        # A dep edge orders only ops that stand for HLO instructions of its
+        # computation (or an argument): one from an importer-made tuple a
+        # control-dep call kept bundled, or from a name no instruction has, is
+        # spurious and orders nothing here.
+        self.dependencies = [d for d in module.dependencies if stands_for_hlo(d, hlo_names, Argument)]
+        self.dep_keys: set[tuple[str, str, str]] = set()  # (computation, pred name, succ name), one per dep edge
+        for dep in self.dependencies:
+            self.dep_keys.add((dep.successor.computation, node_name(dep.predecessor), dep.successor.name))
+
+    def anchor(self, node, block):
+        """`node`'s ancestor among `block`'s instructions (or `node` itself, an
+        argument of `block`); None where `node` lies outside `block`."""
+        return self.nesting.anchor(node, block)
+
+    def successors(self, block) -> dict[int, set[int]]:
+        """Anchor → the anchors right after it in `block`, by data and dep edges."""
+        if self._after is None:  # every block's, in one pass over every op
+            after: dict[int, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+            joined = self.nesting.joined
+            data = ((operand, instr) for each in self.blocks for instr in each.instructions
+                    for operand in instr.operands)
+            for a, b in itertools.chain(data, ((d.predecessor, d.successor) for d in self.dependencies)):
+                found = joined(a, b)
+                if found is not None:
+                    after[id(found[0])][id(found[1])].add(id(found[2]))
+            self._after = after
+        return self._after[id(block)]
+
+    def rank(self, block) -> dict[int, int] | None:
+        """Each anchor's place in a topological order of `block`'s edges
+        (Kahn's); None where they form a cycle, which no order bounds."""
+        if id(block) in self._rank:
+            return self._rank[id(block)]
+        after = self.successors(block)
+        waiting: dict[int, int] = dict.fromkeys(after, 0)
+        for targets in after.values():
+            for v in targets:
+                waiting[v] = waiting.get(v, 0) + 1
+        ready = [u for u, n in waiting.items() if not n]
+        rank: dict[int, int] | None = {}
+        while ready:
+            u = ready.pop()
+            rank[u] = len(rank)
+            for v in after.get(u, ()):
+                waiting[v] -= 1
+                if not waiting[v]:
+                    ready.append(v)
+        if len(rank) < len(waiting):
+            rank = None
+        self._rank[id(block)] = rank
+        return rank
+
+    def reaches(self, a, b, block) -> bool:
+        """b comes after a in `block`'s order, a and b anchors there (an
+        argument comes before all)."""
+        if isinstance(a, self._Argument) or a is b:
+            return True
+        after, target = self.successors(block), id(b)
+        if target in after.get(id(a), ()):  # most often an edge joins them
+            return True
+        rank = self.rank(block)
+        # In a topological order every op on a path to b ranks before b: the
+        # search need not go past it (nor start, from an op ranked after b).
+        limit = rank.get(target, -1) if rank is not None else None
+        if limit is not None and rank.get(id(a), limit) >= limit:
+            return False
+        seen, stack = {id(a)}, [id(a)]
+        while stack:
+            for nxt in after.get(stack.pop(), ()):
+                if nxt == target:
+                    return True
+                if nxt not in seen and (limit is None or rank[nxt] < limit):
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return False
+
+
+def stands_for_hlo(dep, hlo_names: dict[str, set[str]], argument_type) -> bool:
+    names = hlo_names.get(dep.successor.computation, set())
+    pred = dep.predecessor.instruction if hasattr(dep.predecessor, "instruction") else dep.predecessor
+    pred_ok = isinstance(pred, argument_type) or (pred.computation == dep.successor.computation
+                                                  and pred.name in names)
+    return pred_ok and dep.successor.name in names
+
+
+def node_name(node) -> str:
+    """A dep edge end's name: an op's, an argument's, or a result's op's."""
+    return node.instruction.name if hasattr(node, "instruction") else node.name
+
+
+def block_computation(block) -> str | None:
+    counts: dict[str, int] = defaultdict(int)
+    for instr in block.instructions:
+        if instr.computation is not None:
+            counts[instr.computation] += 1
+    return max(counts, key=counts.get) if counts else None
+
+
+# -- where the inputs come from -------------------------------------------------
+
+
+def hlo_text(hlo, source: str | None) -> tuple[str, str]:
+    """(HLO text, its name in errors) from text, bytes or a path."""
+    if isinstance(hlo, bytes):
+        try:
+            return hlo.decode("utf-8"), source or "<hlo text>"
+        except UnicodeDecodeError as err:
+            raise VerifyError(f"{source or '<hlo text>'}: input is not UTF-8 text (byte 0x{hlo[err.start]:02x}); "
+                              "HLO modules are text: pass the .txt that XLA dumped, not a binary proto") from None
+    if names_a_file(hlo):  # the same rule as the chain's input (`pipeline.chain.sources.text_of`)
+        path = os.fspath(hlo)
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read(), source or path
+        except (OSError, UnicodeDecodeError) as err:
+            raise VerifyError(f"cannot read HLO '{path}': {getattr(err, 'strerror', None) or err}") from None
+    return hlo, source or "<hlo text>"
+
+
+def program_module(program):
+    """The Penguin `Module` of `program`: a Module, a program's source, or
+    the path of a `.py` program (run here, in pieces if long)."""
+    from printer.penguin import Module
+
+    if isinstance(program, Module):
+        return program
+    if isinstance(program, os.PathLike) or (isinstance(program, str) and program.endswith(".py")
+                                            and "\n" not in program):
+        path = os.fspath(program)
+        try:
+            with open(path, encoding="utf-8") as f:
+                program_source, where = f.read(), path
+        except OSError as err:
+            raise VerifyError(f"cannot read program '{path}': {err.strerror}") from None
+    else:
+        program_source, where = program, "<penguin program>"
+    from pipeline.verifier.program import run_program  # the chain's loader: a long program runs in pieces
+
+    try:
+        namespace = run_program(program_source, where)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # the user's file (a sys.exit too): say where it failed, in one line
+        raise VerifyError(f"{where}: the program fails to run: {type(err).__name__}: {err}") from None
+    module = namespace.get("module")
+    if not isinstance(module, Module):
+        raise VerifyError(f"{where}: the program leaves no Penguin `module` (a printer.penguin.Module)")
+    return module
