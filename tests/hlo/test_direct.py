@@ -12,7 +12,6 @@ changes nothing (`PreserveControlDeps(direct=False)` turns it off).
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
@@ -26,8 +25,8 @@ from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from pipeline.xla.isolated import readable_text
 from pipeline.xla import native
+from paths import TESTS
 
-TESTS = Path(__file__).resolve().parent.parent
 FILES = sorted(p for d in ("xla_style", "pipeline_dumps", "newer_xla") for p in (TESTS / d).glob("*.hlo"))
 
 

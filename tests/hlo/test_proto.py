@@ -17,8 +17,8 @@ import pytest
 
 from passes.hlo import proto
 from pipeline.chain.example import EXAMPLE_HLO
+from paths import TESTS
 
-TESTS = Path(__file__).parent.parent
 MODULES = sorted([*TESTS.glob("xla_style/*.hlo"), *TESTS.glob("pipeline_dumps/*.hlo"),
                   *TESTS.glob("newer_xla/*.hlo")])
 
