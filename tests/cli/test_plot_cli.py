@@ -13,6 +13,7 @@ import subprocess
 import sys
 from xml.etree import ElementTree
 
+from children import plot_in_a_child
 from paths import PIPELINE_DUMPS as DUMPS
 
 

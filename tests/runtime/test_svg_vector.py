@@ -19,6 +19,7 @@ import pipeline
 from printer.penguin import Module, T
 from printer.penguin import drawing
 from printer.penguin.drawing import layout
+from children import plot_in_a_child
 from paths import PIPELINE_DUMPS as DUMPS
 
 NESTED = DUMPS / "gpu_nested_while_collectives.hlo"   # a while in a while: ten panels under nested="all"
