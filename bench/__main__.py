@@ -57,7 +57,7 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
 
     import pipeline
     from passes.dialects import FUNC_FUNC
-    from passes.hlo import proto as hlo_proto
+    from pipeline.reading.parsed import decode_proto
     from passes.mlir import MHLO, STABLEHLO, FlattenControlDepTupleOperands
     from pipeline.xla.importer import import_hlo
     from pipeline.xla.mlir_context import make_context, register_passes
@@ -86,7 +86,7 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
     # one read of every instruction's name, id and control predecessors (the
     # names' check, the index, finding the successors), the encoding back.
     def floor():
-        module = hlo_proto.decode(xla_parse())
+        module = decode_proto(xla_parse())
         lists = [list(c.instructions) for c in module.computations]
         frozenset(i.name for instructions in lists for i in instructions)
         [dict(zip([i.id for i in instructions], instructions)) for instructions in lists]

@@ -198,7 +198,7 @@ class Computation:
 
 class Module:
     """The computations of a parsed module that hold a control edge (the
-    only ones link #1 looks into), over `parsed` (a `passes.hlo.parsed.Parsed`)."""
+    only ones link #1 looks into), over `parsed` (a `pipeline.reading.parsed.Parsed`)."""
 
     def __init__(self, parsed, computations: list[Computation], computation_protos: dict[str, object]):
         self.parsed = parsed

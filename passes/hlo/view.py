@@ -21,7 +21,7 @@ from passes.hlo.ir import Computation, Instruction, Module
 
 
 def view_of(parsed) -> Module:
-    """Link #1's view of `parsed` (a `passes.hlo.parsed.Parsed`)."""
+    """Link #1's view of `parsed` (a `pipeline.reading.parsed.Parsed`)."""
     module = parsed.proto
     names = {c.id: c.name for c in module.computations}
     same = parsed.names.same

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
 from passes.errors import ChainError, first_line
-from passes.hlo.parsed import Parsed
-from passes.hlo.text import decode, names_a_file
+from pipeline.reading.parsed import Parsed
+from pipeline.reading.text import decode, names_a_file
 from pipeline.xla.isolated import parse
 
 __all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "Loaded", "UnreadableInput", "from_dump_dir",
@@ -342,7 +342,7 @@ class Loaded:
 
 def text_of(source, source_name: str | None = None) -> tuple[str, str, str | None]:
     """(text, where, name) of a path, HLO text (str or bytes) or a captured
-    module: the text decoded (`passes.hlo.text.decode`), `where` the name
+    module: the text decoded (`pipeline.reading.text.decode`), `where` the name
     errors give the input, `name` the module's name if the input gives one."""
     if names_a_file(source):
         path = os.fspath(source)

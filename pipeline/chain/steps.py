@@ -24,7 +24,8 @@ from jaxlib.mlir import ir
 
 from passes.control_dep import ControlDepError
 from passes.dialects import dialect
-from passes.hlo import Module, Parsed
+from passes.hlo import Module
+from pipeline.reading.parsed import Parsed
 from passes.collector import no_cyclic_gc
 from passes.hlo.preserve_control_deps import PreserveControlDeps, PreserveResult
 from passes.hlo.view import view_of, write_back

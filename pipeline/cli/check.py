@@ -41,7 +41,7 @@ import sys
 from dataclasses import dataclass, field
 
 from passes.errors import ChainError, first_line
-from passes.hlo.text import decode
+from pipeline.reading.text import decode
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded, write_output
 from pipeline.verifier.report import COUNTS, EdgeCounts

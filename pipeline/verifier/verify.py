@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from passes.control_dep import Fate
 from passes.errors import ChainError
-from passes.hlo.text import names_a_file
+from pipeline.reading.text import names_a_file
 from pipeline.verifier.report import EdgeReport, Report, Spurious, SpuriousEdge
 
 _FORWARDING = frozenset({"tuple", "get-tuple-element"})
@@ -82,9 +82,9 @@ def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[s
 
     `hlo`: HLO text, parsed here (in a child process with `isolate`: XLA
     aborts on some bad input), or XLA's parse of it already made (a
-    `passes.hlo.Parsed`: the chain hands its own, as read)."""
+    `pipeline.reading.parsed.Parsed`: the chain hands its own, as read)."""
     from passes.hlo import proto as hlo_proto
-    from passes.hlo.parsed import Parsed
+    from pipeline.reading.parsed import Parsed
     from pipeline.xla.native import XlaRejected
     from pipeline.xla.isolated import parse
 
@@ -302,12 +302,12 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
 
     A program made from another module is a VerifyError that says so.
     `hlo`: HLO text, bytes, a path, or XLA's parse of it (a
-    `passes.hlo.Parsed`). `program`: a Penguin `Module`, the source of a
+    `pipeline.reading.parsed.Parsed`). `program`: a Penguin `Module`, the source of a
     program, or the path of a `.py` program (it is run). `link1`: link #1's
     own account, {(computation, pred, succ): edge}, shown beside each edge
     and never used to judge it. `isolate`: XLA parses in a child process."""
     from passes.collector import no_cyclic_gc
-    from passes.hlo.parsed import Parsed
+    from pipeline.reading.parsed import Parsed
 
     text, where = (hlo, source or hlo.source or "<hlo>") if isinstance(hlo, Parsed) else _hlo_text(hlo, source)
     module = _program_module(program)

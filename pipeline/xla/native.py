@@ -60,9 +60,9 @@ def canonical_text(text: str, source: str | None = None) -> str:
 
 
 def read(text: str, source: str | None = None):
-    """XLA's parse of `text` with the names as written (a `passes.hlo.Parsed`):
+    """XLA's parse of `text` with the names as written (a `pipeline.reading.parsed.Parsed`):
     XlaRejected, naming `source`, if XLA refuses it."""
-    from passes.hlo.parsed import Parsed
+    from pipeline.reading.parsed import Parsed
 
     return Parsed.from_serialized(parse_with_xla(text, source).as_serialized_hlo_module_proto(), text, source)
 

@@ -11,7 +11,7 @@ import traceback
 import pytest
 
 import pipeline
-from passes.hlo.parsed import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from bench.synthetic import synthetic_hlo

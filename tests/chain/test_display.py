@@ -19,7 +19,7 @@ import pytest
 
 import pipeline
 from passes.control_dep import Fate
-from passes.hlo import Parsed
+from pipeline.reading.parsed import Parsed
 from pipeline.chain.result import ChainResult
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.verifier.report import EdgeReport, Report, SpuriousEdge

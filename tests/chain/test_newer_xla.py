@@ -1,7 +1,7 @@
 """XLA 0.12's own dumps (tests/newer_xla/, written by capture.py with jax
 0.12.0.1) through the whole chain on whichever jax runs the suite: on 0.12
 its own output, on 0.10.2 a newer XLA's (with `%t#i` operands its parser does
-not read, made explicit get-tuple-elements first: `passes.hlo.tuple_operands`).
+not read, made explicit get-tuple-elements first: `pipeline.reading.tuple_operands`).
 The invariant holds on both."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def test_the_rewrite_for_older_parsers_reads_as_the_newer_xla_reads_the_dump(nam
     # rewritten text as the same module: the same instructions, named alike.
     if not xla_reads_tuple_element_operands():
         pytest.skip("this jaxlib's parser does not read `%t#i`: nothing of its own to compare with")
-    from passes.hlo.tuple_operands import explicit_tuple_elements
+    from pipeline.reading.tuple_operands import explicit_tuple_elements
     from pipeline.xla.isolated import canonical_text
 
     text = (HERE / name).read_text()

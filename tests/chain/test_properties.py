@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 
 import pipeline
 from hlo_strategies import hlo_modules
-from passes.hlo import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from passes.mlir import DIALECTS as DIALECT_OPS

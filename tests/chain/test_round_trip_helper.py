@@ -111,7 +111,7 @@ def test_a_path_text_and_a_captured_module_are_taken_and_judged_against_the_orig
     """`hlo` may be a path (str or Path), HLO text (str or bytes) or a
     captured module; link #1 edits XLA's parse of it, yet XLA's numbers are
     those of the HLO as given. Our own IR (`passes.hlo.Module`) is not an input."""
-    from passes.hlo.parsed import Parsed
+    from pipeline.reading.parsed import Parsed
     from passes.hlo.view import view_of
 
     path = tmp_path / "example.hlo"

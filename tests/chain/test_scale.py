@@ -36,7 +36,7 @@ import time
 
 import pipeline
 from bench.synthetic import many_predecessors
-from passes.hlo import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from pipeline.xla.isolated import parse_with_xla, print_module
@@ -267,7 +267,7 @@ import gc, json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 import jaxlib._hlo as xla_hlo
 from test_scale import big_module
-from passes.hlo import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from pipeline.xla import native

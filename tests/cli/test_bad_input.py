@@ -12,7 +12,7 @@ crash would show as a signal; the others call `pipeline.cli.hlo2penguin.main` /
 `pipeline.cli.opt.main` in-process (capturing file descriptor 2, where C++
 diagnostics go).
 
-Through the Python API (`pipeline.run`, `passes.hlo.text.decode`,
+Through the Python API (`pipeline.run`, `pipeline.reading.text.decode`,
 `pipeline.xla.isolated.parse`, `pipeline.xla.importer.import_hlo`; the flatten pass and
 the printer for MLIR) the same input raises a specific exception type whose
 message is the CLI's line without its `PROG: error: ` prefix. Rows with
@@ -53,8 +53,8 @@ from jaxlib.mlir import ir
 
 import pipeline
 from passes.control_dep import CONTROL_DEP_TARGET, ControlDepError, is_control_dep
-from passes.hlo.parsed import Parsed
-from passes.hlo.text import HloSyntaxError, decode
+from pipeline.reading.parsed import Parsed
+from pipeline.reading.text import HloSyntaxError, decode
 from passes.mlir import STABLEHLO, FlattenControlDepTupleOperands, FlattenResult
 from pipeline.cli import hlo2penguin as cli
 from pipeline.cli import opt

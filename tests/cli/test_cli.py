@@ -21,7 +21,7 @@ import pytest
 
 from jax_programs import count_control_edges
 from passes.control_dep import CONTROL_DEP_TARGET
-from passes.hlo.parsed import Parsed
+from pipeline.reading.parsed import Parsed
 from pipeline.cli import hlo2penguin as cli
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.xla import native

@@ -20,7 +20,7 @@ from differential_hlo import make_mutants
 from jax_programs import corpus
 from passes.errors import ChainError
 from passes.hlo import direct
-from passes.hlo.parsed import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from pipeline.xla.isolated import readable_text

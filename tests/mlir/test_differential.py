@@ -24,7 +24,7 @@ import pytest
 from jaxlib.mlir import ir, passmanager
 
 from passes.control_dep import is_control_dep
-from passes.hlo import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from passes.mlir import MHLO, STABLEHLO, FlattenControlDepTupleOperands

@@ -12,7 +12,7 @@ import pytest
 
 import pipeline
 from bench.synthetic import synthetic_hlo
-from passes.hlo.parsed import Parsed
+from pipeline.reading.parsed import Parsed
 from pipeline.verifier.program import run_program
 from printer.penguin import Module, T
 from pipeline.xla import native

@@ -7,7 +7,7 @@ import json
 
 from bench.__main__ import main
 from bench.synthetic import synthetic_hlo
-from passes.hlo import Parsed
+from pipeline.reading.parsed import Parsed
 from pipeline.xla import native
 
 

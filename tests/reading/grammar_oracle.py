@@ -29,12 +29,12 @@ SOURCE = "in.hlo"
 
 # A chain bug these tests found (reported, not fixed here): a computation written
 # inline (`to_apply={...}`, which XLA names `_`, `_.1`, ...) is taken for one XLA
-# made itself (passes.hlo.names: the scan finds no head for it, so it lands in
+# made itself (pipeline.reading.names: the scan finds no head for it, so it lands in
 # `made_by_xla`); the importer then names its ops after the calling instruction
 # (`r:add`, in the caller's computation), the report keeps XLA's renames in it
 # (`c.1`), and an edge inside it becomes a spurious dep edge `r -> r`.
 INLINE_COMPUTATION_BUG = pytest.mark.xfail(strict=True, reason="limitation: in a computation written inline, "
-                                           "a name XLA renames keeps XLA's name (passes.hlo.names does not "
+                                           "a name XLA renames keeps XLA's name (pipeline.reading.names does not "
                                            "align inline bodies; the report notes it)")
 # Inline computations whose names XLA keeps go through with their own names
 # and ops.
@@ -56,7 +56,7 @@ def xla_text(text: str) -> str:
 
 def xla_proto(text: str):
     """XLA's own HloModuleProto of `text` (raises if XLA's parser refuses it)."""
-    return hlo_proto.decode(xla_hlo.hlo_module_from_text(xla_text(text)).as_serialized_hlo_module_proto())
+    return hlo_proto.HloModuleProto.FromString(xla_hlo.hlo_module_from_text(xla_text(text)).as_serialized_hlo_module_proto())
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""`passes.hlo.names`: the names as written, beside XLA's parse.
+"""`pipeline.reading.names`: the names as written, beside XLA's parse.
 
 Oracles: XLA's parser (its names, its renames, the order it made its
 instructions in: their local ids) and the text itself, read here by a scan
@@ -20,7 +20,7 @@ import jaxlib._hlo as xla_hlo
 import pytest
 
 from passes.hlo import proto
-from passes.hlo.names import names_of, scan, written_names
+from pipeline.reading.names import names_of, scan, written_names
 from pipeline.xla.native import XlaRejected
 from pipeline.xla.isolated import parse
 from paths import TESTS
@@ -348,7 +348,7 @@ def test_there_are_collisions_to_try():
 
 @pytest.mark.parametrize("name,text,computation,new", COLLISIONS, ids=[c[0] for c in COLLISIONS])
 def test_a_name_reused_in_another_computation_leaves_the_fast_path(name, text, computation, new):
-    module = proto.decode(xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto())
+    module = proto.HloModuleProto.FromString(xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto())
     renamed, made = renamed_and_made(text, module)
     assert renamed and not made  # XLA renamed one of the two
     names = names_of(text, module)
@@ -385,7 +385,7 @@ ENTRY %main (x: f32[4]) -> f32[4] {
 def test_same_says_whether_xla_renamed(old, new, same):
     spans = bodies(SAME_TWICE)
     text = SAME_TWICE if old is None else _rename(SAME_TWICE, *spans["main"], old, new)
-    module = proto.decode(xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto())
+    module = proto.HloModuleProto.FromString(xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto())
     assert renamed_and_made(text, module) == (not same, False)
     names = names_of(text, module)
     assert names.same == same
@@ -439,7 +439,7 @@ def test_the_independent_scan_sees_what_xla_sees():
     (start, end), = bodies(inline).values()
     assert [d[1] for d in definitions(inline, start, end)] == ["p", "r", "n"]
     assert [d[1] for d in definitions(inline, start, end, nested=True)] == ["p", "r", "x", "y", "s", "n"]
-    module = proto.decode(xla_hlo.hlo_module_from_text(TRICKY).as_serialized_hlo_module_proto())
+    module = proto.HloModuleProto.FromString(xla_hlo.hlo_module_from_text(TRICKY).as_serialized_hlo_module_proto())
     assert renamed_and_made(TRICKY, module) == (True, True)  # `p` and `n` twice; an inline negate
 
 
@@ -450,7 +450,7 @@ def test_the_independent_scan_sees_what_xla_sees():
 
 def xla_order(module) -> dict[str, list[tuple[str, str]]]:
     """Each computation's (name, opcode) pairs in the order XLA made them."""
-    decoded = proto.decode(module.as_serialized_hlo_module_proto())
+    decoded = proto.HloModuleProto.FromString(module.as_serialized_hlo_module_proto())
     return {c.name: [(i.name, i.opcode) for i in by_local_id(c)] for c in decoded.computations}
 
 
@@ -485,7 +485,7 @@ def test_comments_strings_attributes_and_inline_operands_are_no_definitions():
     inline = [k for k, v in renamed.items() if k[0] == "main" and v == k[1] and k[1] not in ("x", "r")]
     assert [k[1] for k in inline] and all(k[1].startswith("negate") for k in inline)  # XLA's own, kept
     assert names.line("main", "p.1") == TRICKY.splitlines().index("  %p = f32[4]{0} exponential(%x),") + 1
-    decoded = proto.decode(module.as_serialized_hlo_module_proto())
+    decoded = proto.HloModuleProto.FromString(module.as_serialized_hlo_module_proto())
     assert _check_positions(TRICKY, decoded, names_of(TRICKY, decoded)) == 6
 
 
@@ -507,7 +507,7 @@ def test_a_renamed_definition_is_not_taken_for_an_inline_operand_of_its_opcode()
     """XLA makes the inline `negate(x)` (its own name) right before the renamed
     `n` (`n.1`), both negates: only the renamed one is the written `n`; and
     `a.1` is renamed by its stem, numbered anew (`a.0`)."""
-    module = proto.decode(xla_hlo.hlo_module_from_text(REUSED_BESIDE_INLINE).as_serialized_hlo_module_proto())
+    module = proto.HloModuleProto.FromString(xla_hlo.hlo_module_from_text(REUSED_BESIDE_INLINE).as_serialized_hlo_module_proto())
     main = {i.name: i.opcode for c in module.computations if c.name == "main" for i in c.instructions}
     made = [n for n in main if n.startswith("negate")]
     assert {"x.1", "a.0", "n.1", "r"} < set(main) and len(made) == 1

@@ -14,7 +14,7 @@ import pytest
 
 import pipeline
 from grammar_oracle import SOURCE, hand, xla_text
-from passes.hlo.text import HloSyntaxError
+from pipeline.reading.text import HloSyntaxError
 from pipeline.xla.native import XlaRejected
 
 

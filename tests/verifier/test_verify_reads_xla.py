@@ -156,7 +156,7 @@ def test_undecodable_bytes_are_one_line_naming_the_input(tmp_path):
 
 
 # Two definitions on one line in a computation whose names XLA renames (it
-# comes after another that defines `a` and `b`): `passes.hlo.names` leaves the
+# comes after another that defines `a` and `b`): `pipeline.reading.names` leaves the
 # computation unaligned, so XLA's names (`a.1`, `b.1`) stand where the input
 # wrote `a`, `b`, and a program that names them as written looks lost + spurious.
 TWO_ON_A_LINE_RENAMED = """\
@@ -183,7 +183,7 @@ ENTRY %main (x: f32[4]) -> f32[4] {
 """
 
 
-@pytest.mark.xfail(strict=True, reason="passes.hlo.names does not align a computation with two "
+@pytest.mark.xfail(strict=True, reason="pipeline.reading.names does not align a computation with two "
                    "definitions on one line: its renamed instructions keep XLA's names")
 def test_names_as_written_where_two_definitions_share_a_line():
     found = read_hlo(TWO_ON_A_LINE_RENAMED, "in.hlo")

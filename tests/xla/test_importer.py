@@ -18,7 +18,7 @@ import jaxlib._jax as xla_ext
 import pytest
 from jaxlib.mlir import ir
 
-from passes.hlo import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from pipeline.chain.example import EXAMPLE_HLO

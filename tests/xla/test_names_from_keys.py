@@ -18,7 +18,7 @@ from passes.dialects import dialect as dialect_row
 from pipeline.xla import importer
 from pipeline.xla.mlir_context import make_context
 from pipeline.xla.isolated import readable_text
-from passes.hlo.parsed import Parsed
+from pipeline.reading.parsed import Parsed
 from printer.python_printer import print_penguin
 from pipeline.xla import native
 from paths import TESTS

@@ -1,5 +1,5 @@
 """A module as XLA's parser read it: XLA's `HloModuleProto`, and the names
-the user wrote (`passes.hlo.names`: XLA renames a name reused across
+the user wrote (`pipeline.reading.names`: XLA renames a name reused across
 computations, reports and programs keep it as written).
 
 This is the one reading of HLO in the chain. Link #1 edits `proto`
@@ -15,7 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from passes.hlo import proto as hlo_proto
-from passes.hlo.names import WrittenNames, names_of
+from pipeline.reading.names import WrittenNames, names_of
+
+
+def decode_proto(data: bytes) -> hlo_proto.HloModuleProto:
+    """A serialized `HloModuleProto` (XLA's `as_serialized_hlo_module_proto()`) in our schema."""
+    return hlo_proto.HloModuleProto.FromString(data)
 
 
 @dataclass
@@ -33,7 +38,7 @@ class Parsed:
     @classmethod
     def from_serialized(cls, data: bytes, text: str | None = None, source: str | None = None) -> Parsed:
         """XLA's serialized proto of `text` (or of no text: XLA's names are the names)."""
-        module = hlo_proto.decode(data)
+        module = decode_proto(data)
         lists = [list(c.instructions) for c in module.computations]
         names = names_of(text, module, lists) if text is not None else WrittenNames(same=True)
         return cls(module, names, text, source, lists)
