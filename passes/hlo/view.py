@@ -54,7 +54,7 @@ def _write_computation(comp: Computation, sequence) -> None:
     if not comp.added:
         return
     read = [i.id for i in instructions]
-    next_local = max(i & 0xFFFFFFFF for i in read) + 1
+    next_local = max(hlo_proto.local_id(i) for i in read) + 1
     for new in comp.added:
         new.id = (comp.proto.id << 32) | next_local
         next_local += 1

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from passes.hlo.proto import local_id
+
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"
 _SKIP = r"//[^\n]*|/\*.*?\*/|\"(?:[^\"\\\n]|\\.)*\""  # comments and strings: nothing in them counts
 # Between computations: heads, whose signatures hold brackets (and layouts in braces).
@@ -91,7 +93,7 @@ def names_of(text: str, module, instruction_lists: list[list] | None = None) -> 
     # Equal sets of equal sizes: each name defined once, and the names XLA kept.
     if len(defined) == len(unique) and unique == set(defined):
         return WrittenNames(text=text, same=True, xla_names=unique)
-    order = {c.name: [(i.name, i.opcode) for i in sorted(c.instructions, key=lambda i: i.id & 0xFFFFFFFF)]
+    order = {c.name: [(i.name, i.opcode) for i in sorted(c.instructions, key=lambda i: local_id(i.id))]
              for c in module.computations}
     found = written_names(text, order)
     found.xla_names = unique

@@ -70,7 +70,7 @@ class Parsed:
         edges = []
         for comp in self.proto.computations:
             names = None
-            for instr in sorted(comp.instructions, key=lambda i: i.id & 0xFFFFFFFF):  # the text's order
+            for instr in sorted(comp.instructions, key=lambda i: hlo_proto.local_id(i.id)):  # the text's order
                 if instr.control_predecessor_ids:
                     if names is None:
                         names = {i.id: i.name for i in comp.instructions}

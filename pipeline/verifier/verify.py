@@ -98,7 +98,7 @@ def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[s
     found: dict[str, list[HloInstruction]] = {}
     for computation in parsed.proto.computations:
         # Local ids count in the order XLA made the instructions (its `instructions()`); the proto lists them in post order.
-        protos = sorted(computation.instructions, key=lambda i: i.id & 0xFFFFFFFF)
+        protos = sorted(computation.instructions, key=lambda i: hlo_proto.local_id(i.id))
         by_id = {p.id: HloInstruction(computation.name, parsed.name(computation.name, p.name), p.opcode,
                                       is_buffer=p.shape.element_type == hlo_proto.BUFFER)
                  for p in protos}

@@ -29,6 +29,7 @@ import sys
 import pytest
 
 import pipeline
+from passes.hlo.proto import local_id
 from pipeline.cli import hlo2penguin as cli
 from pipeline.xla.importer import ImportFailed
 from pipeline.xla.isolated import XlaRejected, abort_reason, first_said, parse, parse_with_xla
@@ -75,7 +76,7 @@ class Hlo:
         """(computation, instruction as written, its proto, the computation's protos by id), in text order."""
         for comp in self.parsed.proto.computations:
             by_id = {i.id: i for i in comp.instructions}
-            for instr in sorted(comp.instructions, key=lambda i: i.id & 0xFFFFFFFF):
+            for instr in sorted(comp.instructions, key=lambda i: local_id(i.id)):
                 yield comp.name, self.parsed.name(comp.name, instr.name), instr, by_id
 
     def written(self) -> set[tuple[str, str]]:
