@@ -248,15 +248,33 @@ def test_the_implicit_import_of_parent_packages_is_no_edge(tmp_path):
     assert describe(find_cycles(edges), edges).splitlines()[0] == "pkg.a -> pkg.sub.helper -> pkg.a"
 
 
-def _jaxlib_private_imports(root: Path = ROOT, packages=("pipeline", "passes", "printer")) -> dict[str, list[str]]:
-    """Module → the private jaxlib modules (`jaxlib._hlo`, `jaxlib._jax`, …) it imports, wherever it stands."""
+def _private_jaxlib(name: str) -> bool:
+    """Whether a dotted name is in a private module of jaxlib: any part after
+    `jaxlib` starts with `_` (`jaxlib._hlo`, `jaxlib.mlir._mlir_libs._jax_mlir_ext`)."""
+    first, *rest = name.split(".")
+    return first == "jaxlib" and any(part.startswith("_") for part in rest)
+
+
+def _jaxlib_private_imports(root: Path = ROOT, packages=("pipeline", "passes", "printer", "bench")
+                            ) -> dict[str, list[str]]:
+    """Module → the private jaxlib modules it imports, wherever the import
+    stands: `import`, `from … import` (the module and each name it takes),
+    and `importlib.import_module` or `__import__` of a constant name."""
     found: dict[str, list[str]] = {}
     for module, path in project_modules(root, packages).items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom)
-                     and node.module and not node.level else [])
-            private = [n for n in names if n.startswith("jaxlib.") and n.split(".")[1].startswith("_")]
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                  and isinstance(node.args[0].value, str)
+                  and (getattr(node.func, "id", None) == "__import__"
+                       or getattr(node.func, "attr", None) == "import_module")):
+                names = [node.args[0].value]
+            else:
+                names = []
+            private = [n for n in names if _private_jaxlib(n)]
             if private:
                 found.setdefault(module, []).extend(private)
     return found
@@ -267,14 +285,24 @@ def test_only_the_xla_bridge_imports_jaxlibs_private_modules():
     assert set(_jaxlib_private_imports()) == {"pipeline.xla.native"}
 
 
-def test_the_private_import_scan_finds_both_spellings(tmp_path):
-    package = tmp_path / "pipeline"
-    package.mkdir()
-    (package / "a.py").write_text("def f():\n    import jaxlib._jax as x\n")
-    (package / "b.py").write_text("from jaxlib._hlo import HloModule\nfrom jaxlib import mlir\n")
-    (package / "c.py").write_text("from jaxlib import _jax\n")
-    assert _jaxlib_private_imports(tmp_path, ("pipeline",)) == {
-        "pipeline.a": ["jaxlib._jax"], "pipeline.b": ["jaxlib._hlo.HloModule"], "pipeline.c": ["jaxlib._jax"]}
+def test_the_private_import_scan_finds_every_spelling(tmp_path):
+    files = {
+        "pipeline/a.py": "def f():\n    import jaxlib._jax as x\n",
+        "pipeline/b.py": "from jaxlib._hlo import HloModule\nfrom jaxlib import mlir\n",
+        "pipeline/c.py": "from jaxlib import _jax\n",
+        # private deeper down: the MLIR extension the context builder needs
+        "pipeline/d.py": "from jaxlib.mlir._mlir_libs import _jax_mlir_ext\nfrom jaxlib.mlir import ir\n",
+        "pipeline/e.py": "from jaxlib.mlir import _mlir_libs\nimport jaxlib.mlir.dialects.stablehlo\n",
+        "pipeline/f.py": "import importlib\nx = importlib.import_module('jaxlib._hlo')\ny = __import__('jaxlib.mlir')\n",
+        "bench/g.py": "import jaxlib._hlo as xla_hlo\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert _jaxlib_private_imports(tmp_path, ("pipeline", "bench")) == {
+        "pipeline.a": ["jaxlib._jax"], "pipeline.b": ["jaxlib._hlo.HloModule"], "pipeline.c": ["jaxlib._jax"],
+        "pipeline.d": ["jaxlib.mlir._mlir_libs._jax_mlir_ext"], "pipeline.e": ["jaxlib.mlir._mlir_libs"],
+        "pipeline.f": ["jaxlib._hlo"], "bench.g": ["jaxlib._hlo"]}
 
 
 LAYERS = ("passes", "printer", "pipeline")  # each imports only those before it (and itself)
