@@ -17,6 +17,7 @@ import sys
 import pytest
 from jaxlib.mlir import ir
 
+from mlir_ops import function, ops
 from passes.control_dep import CONTROL_DEP_TARGET, is_control_dep
 from pipeline.cli import hlo2penguin as cli
 from pipeline.cli import opt
@@ -49,23 +50,6 @@ def parse(text: str) -> ir.Module:
     module = ir.Module.parse(text, context=make_context())
     assert module.operation.verify()
     return module
-
-
-def ops(root) -> list:
-    found = []
-    for region in root.operation.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                found.append(op.operation)
-                found.extend(ops(op))
-    return found
-
-
-def function(module, name):
-    for op in module.body.operations:
-        if ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return op.operation
-    raise KeyError(name)
 
 
 def tupleish_operands(root) -> int:

@@ -18,6 +18,7 @@ import jaxlib._jax as xla_ext
 import pytest
 from jaxlib.mlir import ir
 
+from mlir_ops import functions, ops
 from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
@@ -36,21 +37,6 @@ def hlo(text: str) -> str:
     text = textwrap.dedent(text).lstrip("\n")
     xla_hlo.hlo_module_from_text(text)  # real XLA syntax
     return text
-
-
-def ops(root) -> list:
-    found = []
-    for region in root.operation.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                found.append(op.operation)
-                found.extend(ops(op))
-    return found
-
-
-def functions(module: ir.Module) -> dict[str, ir.Operation]:
-    return {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
-            for op in module.body.operations if op.operation.name == "func.func"}
 
 
 def callees(module: ir.Module) -> set[str]:
