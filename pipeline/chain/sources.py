@@ -88,9 +88,6 @@ class Captured:
         """Control edges summed over `modules`."""
         return sum(m.edges for m in self.modules)
 
-    def by_stage(self, stage: str) -> list[CapturedModule]:
-        return [m for m in self.all if m.stage == stage]
-
     def __getitem__(self, name: str) -> CapturedModule:
         for module in self.all:
             if module.name == name:

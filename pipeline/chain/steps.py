@@ -7,8 +7,8 @@ Penguin program.
     result.module()              # runs it: the Penguin Module
     result.report.lost           # HLO edges missing from the program, with the link to blame
 
-Like XLA's HloPassPipeline, the chain is a list of steps with one shape: a
-`name` and a `run(work)` that says whether it changed the program under work.
+The chain is a list of steps with one shape: a `name` and a `run(work)`
+that reads what earlier steps left on the `Work` and leaves its own there.
 `steps(options)` is that list; `run(..., stop_after=NAME)` stops after a step
 (`hlo2penguin --emit hlo` stops after link #1); `timings` gets each step's
 seconds under its name (the benchmark's stages).
@@ -76,13 +76,12 @@ class Work:
 class Read:
     name = "read"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         o = work.options
         loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
         work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
         if o.check:  # the verifier judges the module as read, before link #1 edits it
             work.read_proto = loaded.parsed.serialized()
-        return True
 
 
 class Reify:
@@ -90,12 +89,11 @@ class Reify:
 
     name = "link #1"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         with no_cyclic_gc():  # the view is many small objects and no cycles worth a collection
             work.module = view_of(work.parsed)
             work.link1 = PreserveControlDeps(**pass_values(work.options, PreserveControlDeps)).run(work.module)
             write_back(work.module)
-        return work.link1.changed
 
 
 class Write:
@@ -103,9 +101,8 @@ class Write:
 
     name = "write"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         work.hlo_proto = work.parsed.serialized()
-        return False
 
 
 class XlaCheck:
@@ -114,7 +111,7 @@ class XlaCheck:
 
     name = "XLA check"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         isolate, worker = work.options.isolate, work.importer
         try:
             work.hlo = with_module_config(print_module(work.hlo_proto, f"{work.where} after link #1",
@@ -122,7 +119,6 @@ class XlaCheck:
         except XlaRejected:
             _refuse_if_xla_cannot_read_its_own_proto(work)
             raise
-        return False
 
 
 def _refuse_if_xla_cannot_read_its_own_proto(work: Work) -> None:
@@ -145,7 +141,7 @@ class Import:
 
     name = "link #2"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         o = work.options
         try:
             # At its key locations: links #3 and #4 read the names through the table.
@@ -156,7 +152,6 @@ class Import:
             raise
         if o.check:  # link #3 rewrites the module in place
             work.imported = Snapshot(work.mlir.operation.clone(), o.debug_info, work.names)
-        return True
 
 
 class Flatten:
@@ -165,15 +160,14 @@ class Flatten:
 
     name = "link #3"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         o = work.options
         # The chain's options the pass declares (`pass_option`), and until nothing changes.
         flatten = FlattenControlDepTupleOperands(dialect(o.dialect), **{
             **pass_values(o, FlattenControlDepTupleOperands), "until_unchanged": True})
-        changed = flatten.run(work.mlir).changed
+        flatten.run(work.mlir)
         if o.check:  # nothing rewrites it after link #3
             work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)
-        return changed
 
 
 class Print:
@@ -181,12 +175,11 @@ class Print:
 
     name = "link #4"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         try:
             work.penguin_source = print_penguin(work.mlir, work.name, work.options.dialect, names=work.names)
         except ControlDepError as err:  # a control-dep call with no operand
             raise _in_hlo(err, work.parsed, work.where, work.names) from None
-        return False
 
 
 class Check:
@@ -194,10 +187,9 @@ class Check:
 
     name = "check"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         work.program = execute(work.penguin_source, work.name, helper=work.importer)
         work.report = blamed_report(work)
-        return False
 
 
 def steps(options: Options, stop_after: str | None = None) -> list:
