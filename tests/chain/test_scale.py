@@ -41,7 +41,7 @@ from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from pipeline.xla.isolated import parse_with_xla, print_module
 from pipeline.xla import native
-from paths import REPO
+from paths import REPO, TESTS
 
 MILLION = int(os.environ.get("HLO2PENGUIN_SCALE_INSTRUCTIONS", "1000000"))
 
@@ -263,8 +263,8 @@ def test_fifty_nested_while_loops_in_both_dialects_bundle_on_and_off():
 # -- a million instructions through link #1 -----------------------------------------
 
 _CHILD = """
-import gc, json, resource, sys, time
-sys.path.insert(0, sys.argv[1])
+import gc, json, os, resource, sys, time
+sys.path[:0] = sys.argv[1].split(os.pathsep)  # this test's folder, and tests/ for its helpers
 import jaxlib._hlo as xla_hlo
 from test_scale import big_module
 from pipeline.reading.parsed import Parsed
@@ -317,7 +317,8 @@ def test_a_million_instructions_through_link_1_alone():
     module text). XLA reads the smaller module's output back: what it reads
     is what is counted there; the million's is counted in its proto."""
     small_n = max(MILLION // 10, 1000)
-    done = subprocess.run([sys.executable, "-c", _CHILD, os.path.dirname(__file__), str(small_n), str(MILLION)],
+    done = subprocess.run([sys.executable, "-c", _CHILD, os.pathsep.join([os.path.dirname(__file__), str(TESTS)]),
+                           str(small_n), str(MILLION)],
                           capture_output=True, text=True, timeout=600, cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]
     figures = {int(k): v for k, v in json.loads(done.stdout).items()}
