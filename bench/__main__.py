@@ -61,14 +61,13 @@ def median_time(fn, repeat: int, setup=None) -> float:
 
 
 def figures_for_size(size: int, repeat: int) -> list[dict]:
-    import jaxlib._hlo as xla_hlo
-    import jaxlib._jax as xla_ext
     from jaxlib.mlir import ir, passmanager
 
     import pipeline
     from passes.dialects import FUNC_FUNC
-    from passes.hlo import proto as hlo_proto
+    from pipeline.reading.parsed import decode_proto
     from passes.mlir import MHLO, STABLEHLO, FlattenControlDepTupleOperands
+    from pipeline.xla import native
     from pipeline.xla.importer import import_hlo
     from pipeline.xla.mlir_context import make_context, register_passes
 
@@ -85,7 +84,7 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
         return pipeline.run(text, isolate=False, check=False, bundle=True, stop_after="write")
 
     def xla_parse():
-        return xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto()
+        return native.parse_to_proto(text)
 
     reified = link1().hlo
     p2_anchor = median_time(xla_parse, repeat)
@@ -96,7 +95,7 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
     # one read of every instruction's name, id and control predecessors (the
     # names' check, the index, finding the successors), the encoding back.
     def floor():
-        module = hlo_proto.decode(xla_parse())
+        module = decode_proto(xla_parse())
         lists = [list(c.instructions) for c in module.computations]
         frozenset(i.name for instructions in lists for i in instructions)
         [dict(zip([i.id for i in instructions], instructions)) for instructions in lists]
@@ -125,8 +124,8 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
 
     # P3: the whole chain to Penguin source, against XLA parse + import alone.
     def xla_alone():
-        proto = xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto()
-        ir.Module.parse(xla_ext.mlir.hlo_to_stablehlo(proto), context=context)
+        proto = native.parse_to_proto(text)
+        ir.Module.parse(native.hlo_to_stablehlo(proto), context=context)
 
     stages: dict[str, float] = {}
 
@@ -141,8 +140,8 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
     # import, then one walk of every op that reads what a printer must
     # print (its name, operands, result types, each attribute's text).
     def printer_floor():
-        proto = xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto()
-        module = ir.Module.parse(xla_ext.mlir.hlo_to_stablehlo(proto), context=context)
+        proto = native.parse_to_proto(text)
+        module = ir.Module.parse(native.hlo_to_stablehlo(proto), context=context)
         types: dict = {}
         blocks = [module.body]
         while blocks:
@@ -165,9 +164,8 @@ def figures_for_size(size: int, repeat: int) -> list[dict]:
 def many_predecessors_figure(predecessors: int, repeat: int) -> dict:
     """P2 on one successor with `predecessors` control predecessors: link #1
     (read, rewrite, write) against XLA's parser on the same text."""
-    import jaxlib._hlo as xla_hlo
-
     import pipeline
+    from pipeline.xla import native
 
     text = many_predecessors(predecessors)
 
@@ -175,7 +173,7 @@ def many_predecessors_figure(predecessors: int, repeat: int) -> dict:
         return pipeline.run(text, isolate=False, check=False, stop_after="write")
 
     ours = median_time(link1, repeat)
-    anchor = median_time(lambda: xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto(), repeat)
+    anchor = median_time(lambda: native.parse_to_proto(text), repeat)
     return {"figure": "P2 predecessors", "size": predecessors, "ratio": round(ours / anchor, 3),
             "ours_s": round(ours, 4), "anchor_s": round(anchor, 4), "anchor": "XLA's parse to its proto, same text"}
 
@@ -218,19 +216,18 @@ def fan_in_figures(sizes: list[int], repeat: int, module: int = 0) -> list[dict]
 
 def round_trip_figure(size: int, repeat: int) -> dict:
     """R1: what a round-trip test pays per call once its process is warm."""
-    import jaxlib._hlo as xla_hlo
-    import jaxlib._jax as xla_ext
     from jaxlib.mlir import ir
 
     from pipeline.testing import assert_round_trip
+    from pipeline.xla import native
     from pipeline.xla.mlir_context import make_context
 
     text = synthetic_hlo(size)
     context = make_context()
 
     def xla_alone():
-        proto = xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto()
-        ir.Module.parse(xla_ext.mlir.hlo_to_stablehlo(proto), context=context)
+        proto = native.parse_to_proto(text)
+        ir.Module.parse(native.hlo_to_stablehlo(proto), context=context)
 
     def ours():
         assert_round_trip(text)
@@ -255,10 +252,10 @@ def _bytecode(module) -> bytes:
 
 # A fresh process that only parses and imports a file: the anchor of M and P5.
 _PARSE_AND_IMPORT = (
-    "import sys; import jaxlib._hlo as h, jaxlib._jax as x; from jaxlib.mlir import ir; "
+    "import sys; from jaxlib.mlir import ir; from pipeline.xla import native; "
     "from pipeline.xla.mlir_context import make_context; "
-    "proto = h.hlo_module_from_text(open(sys.argv[1]).read()).as_serialized_hlo_module_proto(); "
-    "ir.Module.parse(x.mlir.hlo_to_stablehlo(proto), context=make_context())")
+    "proto = native.parse_to_proto(open(sys.argv[1]).read()); "
+    "ir.Module.parse(native.hlo_to_stablehlo(proto), context=make_context())")
 _CHAIN_AS_P3 = "import sys, pipeline; pipeline.run(open(sys.argv[1]).read(), isolate=False, check=False)"
 # Runs a command and prints its wall seconds and the peak RSS (KiB) of it and its children.
 _MEASURE = ("import resource, subprocess, sys, time; start = time.perf_counter(); "

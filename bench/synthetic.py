@@ -2,7 +2,7 @@
 with while loops (tuple-shaped values) mixed in, and about 10% of
 instructions carrying 1-8 control predecessors, some of them tuple-shaped;
 and one successor with thousands of control predecessors (also the scale
-test's module, tests/test_scale.py)."""
+test's module, tests/chain/test_scale.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What a constant XLA's dump left without its values means, said once for
 the runtime (`Module.execute` refuses), the verifier's report and the CLIs.
 Pure Python: the Penguin runtime imports it. Which constants those are is
-`passes.hlo.elided`'s to find."""
+`pipeline.reading.elided`'s to find."""
 
 from __future__ import annotations
 

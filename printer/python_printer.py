@@ -70,7 +70,7 @@ def print_penguin(module: ir.Module, source: str = "<module>", dialect: str = "s
     """The Python source of a program that rebuilds `module` as a Penguin
     graph and leaves it in a module-level variable `module`. `elided`:
     (computation, name) of each constant XLA's dump printed without its
-    values (`passes.hlo.elided`); the program records them, and its module
+    values (`pipeline.reading.elided`); the program records them, and its module
     refuses to execute."""
     return _Printer(source, dialect, names, elided).print(module)
 

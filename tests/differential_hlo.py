@@ -21,7 +21,7 @@ Mutants run in worker processes (spawned), with XLA in the same process:
 a mutant on which XLA aborts kills its worker, which is replaced, and the
 chain then runs on it in its isolated form (XLA in a child process).
 XLA's parser is the chain's one reader of HLO, so every disagreement is a
-bug in how the chain carries XLA's verdict (tests/test_xla_verdict.py runs
+bug in how the chain carries XLA's verdict (tests/reading/test_xla_verdict.py runs
 a sample of it in the suite).
 """
 

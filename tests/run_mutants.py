@@ -9,7 +9,7 @@ fork and every mutant hangs until its timeout. This runs each mutant as
 and the score:
 
     mutmut run --max-children 2 "pipeline.testing.x_differences__mutmut_1"   # writes mutants/
-    python tests/run_mutants.py pipeline.testing tests/test_round_trip_helper.py tests/test_regress.py
+    python tests/run_mutants.py pipeline.testing tests/chain/test_round_trip_helper.py tests/cli/test_regress.py
 
 A mutant is killed when the tests fail, survives when they pass, and times
 out after --timeout seconds (counted apart). `mutmut show NAME` shows one.

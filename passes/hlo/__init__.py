@@ -1,7 +1,7 @@
-"""The HLO side of the chain: XLA's parse of a module (`Parsed`), link #1's
-view of it, and link #1."""
+"""Link #1 and the schema it edits: our schema of XLA's HloModuleProto
+(`proto`), link #1's view of a parsed module (`Module`), and the pass. The
+module it runs on is read in `pipeline.reading` (`Parsed`)."""
 
 from passes.hlo.ir import Computation, Instruction, Module
-from passes.hlo.parsed import Parsed
 
-__all__ = ["Computation", "Instruction", "Module", "Parsed"]
+__all__ = ["Computation", "Instruction", "Module"]

@@ -26,7 +26,6 @@ from passes.control_dep import CONTROL_DEP_TARGET, Fate
 from passes.hlo import proto as hlo_proto
 from passes.hlo import kinds as general  # its tests of an instruction read protos as well
 
-_LOCAL = 0xFFFFFFFF
 _SLOTS = 1 << 20  # sort keys: room for the new instructions before each read one
 
 
@@ -101,7 +100,7 @@ def rewrite(run, comp, result) -> bool:
             return parsed.name(computation, instr.name)
     edges, fresh_name, bundle = result.edges, run.fresh_name, run.bundle
     shape_bytes: dict[int, bytes] = {}
-    next_local = max(i & _LOCAL for i in ids) + 1
+    next_local = max(hlo_proto.local_id(i) for i in ids) + 1
     base = comp.proto.id << 32
     before: dict[int, list[int]] = {}  # read instruction id → the new ones that go before it
     for succ, data, preds in plans:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from passes.hlo.proto import local_id
+
 _UNREAD = object()  # a field not yet read from the proto
 
 
@@ -147,7 +149,7 @@ class Computation:
         """Ids of the instructions that read it in the proto as XLA wrote it, in the text's order."""
         if self._readers is None:
             readers: dict[int, list[int]] = {}
-            for p in sorted(self.proto.instructions, key=lambda p: p.id & 0xFFFFFFFF):
+            for p in sorted(self.proto.instructions, key=lambda p: local_id(p.id)):
                 for o in set(p.operand_ids):
                     readers.setdefault(o, []).append(p.id)
             self._readers = readers
@@ -161,7 +163,7 @@ class Computation:
         found = self._successors
         if found is None:
             found = [i for i in self.proto.instructions if i.control_predecessor_ids]
-        return sorted(found, key=lambda i: i.id & 0xFFFFFFFF)
+        return sorted(found, key=lambda i: local_id(i.id))
 
     def successors(self) -> list[Instruction]:
         """Instructions with control predecessors, in the order the text defined them."""
@@ -174,7 +176,7 @@ class Computation:
     @property
     def instructions(self) -> list[Instruction]:
         """Every instruction as read, in the text's order, then those a pass made."""
-        ordered = sorted(self._index(), key=lambda i: i & 0xFFFFFFFF)
+        ordered = sorted(self._index(), key=local_id)
         return [self.get(i) for i in ordered] + self.added
 
     def instruction(self, name: str) -> Instruction:
@@ -198,7 +200,7 @@ class Computation:
 
 class Module:
     """The computations of a parsed module that hold a control edge (the
-    only ones link #1 looks into), over `parsed` (a `passes.hlo.parsed.Parsed`)."""
+    only ones link #1 looks into), over `parsed` (a `pipeline.reading.parsed.Parsed`)."""
 
     def __init__(self, parsed, computations: list[Computation], computation_protos: dict[str, object]):
         self.parsed = parsed

@@ -147,20 +147,6 @@ ShapeProto = _CLASSES["ShapeProto"]
 OpMetadata = _CLASSES["OpMetadata"]
 
 
-def decode(data: bytes) -> HloModuleProto:
-    """A serialized `HloModuleProto` (XLA's `as_serialized_hlo_module_proto()`)."""
-    return HloModuleProto.FromString(data)
-
-
 def local_id(instruction_id: int) -> int:
     """The instruction's number within its computation: the order the text defines it in."""
     return instruction_id & 0xFFFFFFFF
-
-
-def frontend_attributes(module: HloModuleProto) -> dict[str, str]:
-    return dict(module.frontend_attributes.map)
-
-
-def set_frontend_attribute(module: HloModuleProto, key: str, value: str) -> None:
-    """Add or replace one module frontend attribute; the others stay as they are."""
-    module.frontend_attributes.map[key] = value

@@ -21,7 +21,7 @@ from passes.hlo.ir import Computation, Instruction, Module
 
 
 def view_of(parsed) -> Module:
-    """Link #1's view of `parsed` (a `passes.hlo.parsed.Parsed`)."""
+    """Link #1's view of `parsed` (a `pipeline.reading.parsed.Parsed`)."""
     module = parsed.proto
     names = {c.id: c.name for c in module.computations}
     same = parsed.names.same
@@ -54,7 +54,7 @@ def _write_computation(comp: Computation, sequence) -> None:
     if not comp.added:
         return
     read = [i.id for i in instructions]
-    next_local = max(i & 0xFFFFFFFF for i in read) + 1
+    next_local = max(hlo_proto.local_id(i) for i in read) + 1
     for new in comp.added:
         new.id = (comp.proto.id << 32) | next_local
         next_local += 1

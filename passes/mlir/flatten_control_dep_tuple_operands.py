@@ -13,22 +13,9 @@ as fields made by `passes.options.option`: hlo2penguin-opt's flags, its
 pipeline syntax (`{scope=all keep-attributes=true}`), the check of a value
 and the chain's options all come from those declarations.
 
-Where we differ from the binary, and why (each pinned by a lit test;
-docs/link3-contract.md#divergences-from-the-binary):
-- scope: the binary flattens "the first func::FuncOp"; the importer often
-  puts private functions first, so the default is the function `main`;
-  `first` reproduces the binary, `all` walks every function;
-- a get_tuple_element of a block argument passes the argument through (the
-  binary dereferences its missing defining op);
-- clean-up erases every bypassed tuple *and* get_tuple_element once nothing
-  uses it (the binary's listing records only tuples; its contract says both);
-- the last operand, the data operand D, is never unpacked: the binary's loop
-  covers every operand, so a tuple-shaped D (S a `while`, say) would have its
-  elements turned into predecessors and the call would alias the wrong value.
-  Only the predecessors (all operands but the last) are flattened;
-- a call with several results (after `mhlo-flatten-tuple` split a tuple
-  result, say) keeps them all: the binary's single result would leave the
-  other results' uses dangling (the bindings crash there).
+Where the pass departs from the binary, and why, is set out in one place,
+docs/link3-contract.md#divergences-from-the-binary; each point is pinned by
+a lit test.
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from passes.control_dep import Fate
-from passes.hlo import Parsed
-from passes.hlo import proto as hlo_proto
+from pipeline.reading.parsed import Parsed, decode_proto
 from pipeline.chain.delivered import visible_edges
 from pipeline.verifier.report import Loss, Report, Spurious
 from pipeline.verifier.verify import verify
@@ -25,7 +24,7 @@ def blamed_report(work) -> Report:  # work: a finished `pipeline.chain.steps.Wor
     fates = ({(e.computation, e.predecessor, e.successor): e for e in work.link1.edges}
              if work.link1 is not None else None)
     p = work.parsed  # judged against the module as read (the names as written are the same)
-    report = verify(Parsed(hlo_proto.decode(work.read_proto), p.names, p.text, p.source), program,
+    report = verify(Parsed(decode_proto(work.read_proto), p.names, p.text, p.source), program,
                     source=work.where, link1=fates)
     if not any(edge.fate == Fate.LOST for edge in report.edges):
         return _placed_spurious(report)

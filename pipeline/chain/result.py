@@ -57,7 +57,7 @@ class Reimported:
     @property
     def text(self) -> str:
         if self._text is None:
-            from passes.hlo.parsed import Parsed
+            from pipeline.reading.parsed import Parsed
             from pipeline.xla.importer import import_keyed
 
             proto, text, where, dialect, isolate = self._args

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
 from passes.errors import ChainError, first_line
-from passes.hlo.parsed import Parsed
-from passes.hlo.text import decode, names_a_file
+from pipeline.reading.parsed import Parsed
+from pipeline.reading.text import decode, names_a_file
 from pipeline.xla.isolated import parse
 
 __all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "DUMP_OPTIONS", "Loaded", "UnreadableInput",
@@ -91,9 +91,6 @@ class Captured:
     def edges(self) -> int:
         """Control edges summed over `modules`."""
         return sum(m.edges for m in self.modules)
-
-    def by_stage(self, stage: str) -> list[CapturedModule]:
-        return [m for m in self.all if m.stage == stage]
 
     def __getitem__(self, name: str) -> CapturedModule:
         for module in self.all:
@@ -346,7 +343,7 @@ class Loaded:
 
 def text_of(source, source_name: str | None = None) -> tuple[str, str, str | None]:
     """(text, where, name) of a path, HLO text (str or bytes) or a captured
-    module: the text decoded (`passes.hlo.text.decode`), `where` the name
+    module: the text decoded (`pipeline.reading.text.decode`), `where` the name
     errors give the input, `name` the module's name if the input gives one."""
     if names_a_file(source):
         path = os.fspath(source)

@@ -7,8 +7,8 @@ Penguin program.
     result.module()              # runs it: the Penguin Module
     result.report.lost           # HLO edges missing from the program, with the link to blame
 
-Like XLA's HloPassPipeline, the chain is a list of steps with one shape: a
-`name` and a `run(work)` that says whether it changed the program under work.
+The chain is a list of steps with one shape: a `name` and a `run(work)`
+that reads what earlier steps left on the `Work` and leaves its own there.
 `steps(options)` is that list; `run(..., stop_after=NAME)` stops after a step
 (`hlo2penguin --emit hlo` stops after link #1); `timings` gets each step's
 seconds under its name (the benchmark's stages).
@@ -23,8 +23,9 @@ from jaxlib.mlir import ir
 
 from passes.control_dep import ControlDepError
 from passes.dialects import dialect
-from passes.hlo import Module, Parsed
-from passes.hlo.elided import elided_constants
+from passes.hlo import Module
+from pipeline.reading.elided import elided_constants
+from pipeline.reading.parsed import Parsed
 from passes.collector import no_cyclic_gc
 from passes.hlo.preserve_control_deps import PreserveControlDeps, PreserveResult
 from passes.hlo.view import view_of, write_back
@@ -55,7 +56,7 @@ class Work:
     name: str = ""                     # the module's name in the program
     where: str = ""                    # the input's name in errors
     read_proto: bytes = b""            # XLA's parse as read (before link #1), serialized
-    elided: tuple = ()                 # constants the text writes as `constant({...})` (passes.hlo.elided)
+    elided: tuple = ()                 # constants the text writes as `constant({...})` (pipeline.reading.elided)
     link1: PreserveResult | None = None
     hlo_proto: bytes = b""             # link #1's output, serialized
     hlo: str = ""                      # link #1's output as XLA prints it (when the chain stops there)
@@ -77,7 +78,7 @@ class Work:
 class Read:
     name = "read"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         o = work.options
         try:
             loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
@@ -87,7 +88,6 @@ class Read:
         work.elided = elided_constants(loaded.parsed)  # before link #1 edits the proto the inline ones are named in
         if o.check:  # the verifier judges the module as read, before link #1 edits it
             work.read_proto = loaded.parsed.serialized()
-        return True
 
 
 class Reify:
@@ -95,12 +95,11 @@ class Reify:
 
     name = "link #1"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         with no_cyclic_gc():  # the view is many small objects and no cycles worth a collection
             work.module = view_of(work.parsed)
             work.link1 = PreserveControlDeps(**pass_values(work.options, PreserveControlDeps)).run(work.module)
             write_back(work.module)
-        return work.link1.changed
 
 
 class Write:
@@ -108,9 +107,8 @@ class Write:
 
     name = "write"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         work.hlo_proto = work.parsed.serialized()
-        return False
 
 
 class XlaCheck:
@@ -119,7 +117,7 @@ class XlaCheck:
 
     name = "XLA check"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         isolate, worker = work.options.isolate, work.importer
         try:
             work.hlo = with_module_config(print_module(work.hlo_proto, f"{work.where} after link #1",
@@ -127,7 +125,6 @@ class XlaCheck:
         except XlaRejected:
             _refuse_if_xla_cannot_read_its_own_proto(work)
             raise
-        return False
 
 
 def _refuse_if_xla_cannot_read_its_own_proto(work: Work) -> None:
@@ -150,7 +147,7 @@ class Import:
 
     name = "link #2"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         o = work.options
         try:
             # At its key locations: links #3 and #4 read the names through the table.
@@ -166,7 +163,6 @@ class Import:
         else:  # link #2 again on link #1's output, if the result is asked for it
             work.imported = Reimported(work.hlo_proto, work.parsed.text, work.where, o.dialect, o.isolate,
                                        o.debug_info)
-        return True
 
 
 class Flatten:
@@ -175,14 +171,13 @@ class Flatten:
 
     name = "link #3"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         o = work.options
         # The chain's options the pass declares (`pass_option`), and until nothing changes.
         flatten = FlattenControlDepTupleOperands(dialect(o.dialect), **{
             **pass_values(o, FlattenControlDepTupleOperands), "until_unchanged": True})
-        changed = flatten.run(work.mlir).changed
+        flatten.run(work.mlir)
         work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)  # nothing rewrites it after link #3
-        return changed
 
 
 class Print:
@@ -190,13 +185,12 @@ class Print:
 
     name = "link #4"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         try:
             work.penguin_source = print_penguin(work.mlir, work.name, work.options.dialect, names=work.names,
                                                 elided=work.elided)
         except ControlDepError as err:  # a control-dep call with no operand
             raise _in_hlo(err, work.parsed, work.where, work.names) from None
-        return False
 
 
 class Check:
@@ -204,10 +198,9 @@ class Check:
 
     name = "check"
 
-    def run(self, work: Work) -> bool:
+    def run(self, work: Work) -> None:
         work.program = execute(work.penguin_source, work.name, helper=work.importer)
         work.report = blamed_report(work)
-        return False
 
 
 def steps(options: Options, stop_after: str | None = None) -> list:

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 from passes.elision import elided_note
 from passes.errors import ChainError, first_line
-from passes.hlo.text import decode
+from pipeline.reading.text import decode
 from pipeline.chain.hints import NO_CONTROL_EDGES
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded, write_output

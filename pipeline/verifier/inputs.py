@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from passes.errors import ChainError
-from passes.hlo.text import names_a_file
+from pipeline.reading.text import names_a_file
 
 
 class VerifyError(ChainError):
@@ -54,15 +54,15 @@ def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[s
 
     `hlo`: HLO text, parsed here (in a child process with `isolate`: XLA
     aborts on some bad input), or XLA's parse of it already made (a
-    `passes.hlo.Parsed`: the chain hands its own, as read)."""
+    `pipeline.reading.parsed.Parsed`: the chain hands its own, as read)."""
     from passes.hlo import proto as hlo_proto
-    from passes.hlo.parsed import Parsed
+    from pipeline.reading.parsed import Parsed
 
     parsed = hlo if isinstance(hlo, Parsed) else parse_hlo(hlo, source, isolate=isolate)
     found: dict[str, list[HloInstruction]] = {}
     for computation in parsed.proto.computations:
         # Local ids count in the order XLA made the instructions (its `instructions()`); the proto lists them in post order.
-        protos = sorted(computation.instructions, key=lambda i: i.id & 0xFFFFFFFF)
+        protos = sorted(computation.instructions, key=lambda i: hlo_proto.local_id(i.id))
         by_id = {p.id: HloInstruction(computation.name, parsed.name(computation.name, p.name), p.opcode,
                                       is_buffer=p.shape.element_type == hlo_proto.BUFFER)
                  for p in protos}
@@ -80,7 +80,7 @@ def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[s
 
 
 def parse_hlo(text: str, where: str, *, isolate: bool = False):
-    """XLA's parse of HLO text (a `passes.hlo.Parsed`); what XLA refuses, a VerifyError."""
+    """XLA's parse of HLO text (a `pipeline.reading.parsed.Parsed`); what XLA refuses, a VerifyError."""
     from pipeline.xla.native import XlaRejected
     from pipeline.xla.isolated import parse
 

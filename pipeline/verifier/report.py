@@ -139,7 +139,7 @@ class Report:
     # whose definitions could not be matched with XLA's: XLA's names there).
     notes: list[str] = field(default_factory=list)
     # (computation, name) of each constant XLA's dump printed without its values
-    # (`constant({...})`, `passes.hlo.elided`): the edges are judged as ever, the
+    # (`constant({...})`, `pipeline.reading.elided`): the edges are judged as ever, the
     # numbers cannot be compared.
     elided: list[tuple[str, str]] = field(default_factory=list)
 

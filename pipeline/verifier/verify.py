@@ -67,13 +67,13 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
 
     A program made from another module is a VerifyError that says so.
     `hlo`: HLO text, bytes, a path, or XLA's parse of it (a
-    `passes.hlo.Parsed`). `program`: a Penguin `Module`, the source of a
+    `pipeline.reading.parsed.Parsed`). `program`: a Penguin `Module`, the source of a
     program, or the path of a `.py` program (it is run). `link1`: link #1's
     own account, {(computation, pred, succ): edge}, shown beside each edge
     and never used to judge it. `isolate`: XLA parses in a child process."""
     from passes.collector import no_cyclic_gc
-    from passes.hlo.elided import elided_constants
-    from passes.hlo.parsed import Parsed
+    from pipeline.reading.elided import elided_constants
+    from pipeline.reading.parsed import Parsed
 
     text, where = (hlo, source or hlo.source or "<hlo>") if isinstance(hlo, Parsed) else hlo_text(hlo, source)
     module = program_module(program)

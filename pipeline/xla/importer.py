@@ -32,9 +32,8 @@ from jaxlib.mlir import ir, passmanager
 
 from passes.dialects import ASYNC_DONE_OPS, DIALECTS, UnknownDialect, dialect as dialect_row
 from passes.errors import ChainError
-from passes.hlo import proto as hlo_proto
-from passes.hlo.parsed import Parsed
-from passes.hlo.text import decode
+from pipeline.reading.parsed import Parsed, decode_proto
+from pipeline.reading.text import decode
 from passes.hlo.kinds import opens_async_pair
 from passes.locations import hlo_location, hlo_name, key_name, key_of
 from pipeline.xla.mlir_context import module_context, register_passes
@@ -84,7 +83,7 @@ def import_keyed(source: Parsed | str, dialect: str = "stablehlo", *, context: i
     parsed = source if isinstance(source, Parsed) else parse(
         decode(source, source_name), source_name, isolate=isolate, worker=worker)
     source_name = source_name or parsed.source
-    module = parsed.proto if consume else hlo_proto.decode(parsed.serialized())
+    module = parsed.proto if consume else decode_proto(parsed.serialized())
     keyed = _Keyed(module, parsed)
     refuse_known_aborts(keyed, source_name)
     bytecode = _run_importer(module.SerializeToString(), source_name, (worker or xla_child.shared()) if isolate else None)

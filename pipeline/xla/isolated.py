@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from passes.hlo.parsed import Parsed
+from pipeline.reading.parsed import Parsed
 from pipeline.xla import native
 from pipeline.xla.native import XlaRejected, canonical_text, parse_with_xla, refusal
 from pipeline.xla.versions import xla_reads_tuple_element_operands
@@ -26,7 +26,7 @@ def readable_text(text: str) -> str:
     """`text` as this jaxlib's parser can read it: newer XLA's `%t#i` operands
     made explicit get-tuple-elements where it cannot (jaxlib 0.10.2)."""
     if TUPLE_ELEMENT_OPERAND.search(text) and not xla_reads_tuple_element_operands():
-        from passes.hlo.tuple_operands import explicit_tuple_elements
+        from pipeline.reading.tuple_operands import explicit_tuple_elements
 
         return explicit_tuple_elements(text)
     return text

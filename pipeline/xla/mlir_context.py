@@ -7,13 +7,14 @@ import os
 import threading
 
 from jaxlib.mlir import ir
-from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, mhlo, sdy, stablehlo
+
+from pipeline.xla.native import register_upstream_dialects
 
 
 def make_context() -> ir.Context:
     registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
+    register_upstream_dialects(registry)
     context = ir.Context()
     context.append_dialect_registry(registry)
     context.load_all_available_dialects()

@@ -1,8 +1,9 @@
 """XLA in this process, through the one module that imports jaxlib's
-private modules (`jaxlib._hlo`, `jaxlib._jax`): XLA's HLO parser (the
-oracle for every HLO text the chain reads or writes, and the shape
-inference for text that leaves shapes out), its printer, its HLO → MLIR
-importer, and XLA:CPU for a module's numbers. `pipeline.xla.isolated` runs
+private modules (`jaxlib._hlo`, `jaxlib._jax`, `jaxlib.mlir._mlir_libs`):
+XLA's HLO parser (the oracle for every HLO text the chain reads or writes,
+and the shape inference for text that leaves shapes out), its printer, its
+HLO → MLIR importer, XLA:CPU for a module's numbers, and the upstream MLIR
+dialects jaxlib ships. `pipeline.xla.isolated` runs
 the same calls in a child process (`pipeline.xla.worker`), where XLA may
 abort."""
 
@@ -60,9 +61,9 @@ def canonical_text(text: str, source: str | None = None) -> str:
 
 
 def read(text: str, source: str | None = None):
-    """XLA's parse of `text` with the names as written (a `passes.hlo.Parsed`):
+    """XLA's parse of `text` with the names as written (a `pipeline.reading.parsed.Parsed`):
     XlaRejected, naming `source`, if XLA refuses it."""
-    from passes.hlo.parsed import Parsed
+    from pipeline.reading.parsed import Parsed
 
     return Parsed.from_serialized(parse_with_xla(text, source).as_serialized_hlo_module_proto(), text, source)
 
@@ -80,6 +81,14 @@ def print_proto(proto: bytes) -> str:
 def hlo_to_stablehlo(proto: bytes) -> bytes:
     """XLA's importer: a serialized HloModuleProto → StableHLO bytecode; XLA's own error as it raised it."""
     return xla_ext.mlir.hlo_to_stablehlo(proto)
+
+
+def register_upstream_dialects(registry) -> None:
+    """Add func and the other upstream MLIR dialects jaxlib ships to an
+    `ir.DialectRegistry` (the extension is loaded when asked: XLA's child never asks)."""
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+
+    _jax_mlir_ext.register_dialects(registry)
 
 
 def cpu_outputs(proto: bytes, inputs) -> list:

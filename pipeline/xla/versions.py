@@ -8,7 +8,7 @@ run by hand on Python 3.12, behaves as 0.12.0.1 except where said):
   `t_i`, then `t_i.1`, ...) and prints them as explicit instructions; 0.10.2's
   refuses them. For 0.10.2 the chain writes each as the get-tuple-element
   0.12 makes, under the same name, before XLA parses
-  (`passes.hlo.tuple_operands`), so a newer dump runs through 0.10.2's chain
+  (`pipeline.reading.tuple_operands`), so a newer dump runs through 0.10.2's chain
   too (`xla_reads_tuple_element_operands`).
 - Mesh replica groups, `replica_groups=mesh['d'=4] {'d'}`: 0.12 prints them
   in multi-device dumps; 0.10.2's parser refuses them, and so the chain there.

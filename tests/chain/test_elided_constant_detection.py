@@ -18,8 +18,8 @@ import jaxlib._hlo as xla_hlo
 import pytest
 
 import pipeline
-from passes.hlo.elided import elided_constants
-from passes.hlo.parsed import Parsed
+from pipeline.reading.elided import elided_constants
+from pipeline.reading.parsed import Parsed
 from pipeline.xla import native
 
 DIALECTS = ["stablehlo", "mhlo"]

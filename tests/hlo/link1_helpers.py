@@ -20,7 +20,7 @@ import jaxlib._hlo as xla_hlo
 
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, HAS_CONTROL_DEPS_VALUE
 from passes.hlo import proto as hlo_proto
-from passes.hlo.parsed import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from pipeline.xla.native import parse_with_xla, print_options
@@ -65,7 +65,7 @@ class XlaModule:
         module = xla_hlo.HloModule.from_serialized_hlo_module_proto(data)  # raises if XLA refuses it
         self.text = module.to_string(print_options())
         parse_with_xla(self.text, "XLA's printing of link #1's output")  # the printing is valid HLO too
-        self.proto = hlo_proto.decode(module.as_serialized_hlo_module_proto())
+        self.proto = hlo_proto.HloModuleProto.FromString(module.as_serialized_hlo_module_proto())
         self.computations: dict[str, list[XlaInstruction]] = {}
         self.entry = next(c.name for c in self.proto.computations if c.id == self.proto.entry_computation_id)
         for comp in self.proto.computations:

@@ -10,7 +10,6 @@ back. Neither looks at link #1's view of the module.
 from __future__ import annotations
 
 import collections
-from pathlib import Path
 
 import jaxlib._hlo as xla_hlo
 import pytest
@@ -22,11 +21,11 @@ from passes.control_dep import HAS_CONTROL_DEPS
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
 from passes.hlo.view import view_of
 from pipeline.xla import isolated as xla
+from paths import TESTS
 
 MODULES = corpus()
 WITH_EDGES = [(name, text) for name, text in MODULES if "control-predecessors" in text]
 
-TESTS = Path(__file__).resolve().parent.parent
 FILES = [f"{d}/{p.name}" for d in ("xla_style", "pipeline_dumps", "newer_xla")
          for p in sorted((TESTS / d).glob("*.hlo"))]
 

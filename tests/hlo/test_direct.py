@@ -12,7 +12,6 @@ changes nothing (`PreserveControlDeps(direct=False)` turns it off).
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
@@ -21,13 +20,13 @@ from differential_hlo import make_mutants
 from jax_programs import corpus
 from passes.errors import ChainError
 from passes.hlo import direct
-from passes.hlo.parsed import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from pipeline.xla.isolated import readable_text
 from pipeline.xla import native
+from paths import TESTS
 
-TESTS = Path(__file__).resolve().parent.parent
 FILES = sorted(p for d in ("xla_style", "pipeline_dumps", "newer_xla") for p in (TESTS / d).glob("*.hlo"))
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from imported_edges import control_dep_edges, is_control_dep_call, walk
 from link1_helpers import hlo, run, tuple_elements
-from passes.hlo.parsed import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import Fate
 from pipeline.xla import native
 

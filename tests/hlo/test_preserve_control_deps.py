@@ -16,7 +16,7 @@ from imported_edges import control_dep_edges
 from link1_helpers import XlaModule, hlo, run, tuple_elements
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS
 from passes.hlo import proto as hlo_proto
-from passes.hlo.parsed import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from pipeline.xla import native

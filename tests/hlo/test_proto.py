@@ -17,8 +17,8 @@ import pytest
 
 from passes.hlo import proto
 from pipeline.chain.example import EXAMPLE_HLO
+from paths import TESTS
 
-TESTS = Path(__file__).parent.parent
 MODULES = sorted([*TESTS.glob("xla_style/*.hlo"), *TESTS.glob("pipeline_dumps/*.hlo"),
                   *TESTS.glob("newer_xla/*.hlo")])
 
@@ -55,13 +55,13 @@ def test_the_corpus_is_broad():
 def test_decoded_and_written_back_xla_reads_the_same_module(path, module, printed):
     """Unknown fields (layouts, metadata, literals, backend configs, …) survive."""
     again = xla_hlo.HloModule.from_serialized_hlo_module_proto(
-        proto.decode(module.as_serialized_hlo_module_proto()).SerializeToString())
+        proto.HloModuleProto.FromString(module.as_serialized_hlo_module_proto()).SerializeToString())
     assert again.to_string() == printed
 
 
 @pytest.mark.parametrize("path,module", READ, ids=[p.name for p, _ in READ])
 def test_the_named_fields_read_what_xla_says(path, module):
-    decoded = proto.decode(module.as_serialized_hlo_module_proto())
+    decoded = proto.HloModuleProto.FromString(module.as_serialized_hlo_module_proto())
     printed_module = module.to_string()
     by_id = {i.id: i for c in decoded.computations for i in c.instructions}
     computations = {c.name: c for c in decoded.computations}
@@ -91,7 +91,7 @@ def test_the_named_fields_read_what_xla_says(path, module):
 
 
 def test_a_while_calls_its_body_then_its_condition():
-    decoded = proto.decode(xla_hlo.hlo_module_from_text(EXAMPLE_HLO).as_serialized_hlo_module_proto())
+    decoded = proto.HloModuleProto.FromString(xla_hlo.hlo_module_from_text(EXAMPLE_HLO).as_serialized_hlo_module_proto())
     names = {c.id: c.name for c in decoded.computations}
     (loop,) = [i for c in decoded.computations for i in c.instructions if i.opcode == "while"]
     assert [names[c] for c in loop.called_computation_ids] == ["body", "cond"]  # EXAMPLE_HLO: condition=%cond, body=%body
@@ -109,7 +109,7 @@ ENTRY %main (p: f32[4]) -> f32[4] {
   ROOT %c = f32[4]{0} add(%b, %p), control-predecessors={%a}
 }
 """
-    module = proto.decode(xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto())
+    module = proto.HloModuleProto.FromString(xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto())
     (entry,) = module.computations
     by_name = {i.name: i for i in entry.instructions}
     a, b, c = by_name["a"], by_name["b"], by_name["c"]
@@ -125,8 +125,8 @@ ENTRY %main (p: f32[4]) -> f32[4] {
     del kept_c.control_predecessor_ids[:]
     del entry.instructions[:]
     entry.instructions.extend(rebuilt + [kept_c])
-    proto.set_frontend_attribute(module, "has_control_deps", "1")
-    assert proto.frontend_attributes(module) == {"origin": "test", "has_control_deps": "1"}
+    module.frontend_attributes.map["has_control_deps"] = "1"
+    assert dict(module.frontend_attributes.map) == {"origin": "test", "has_control_deps": "1"}
     data = module.SerializeToString()
     printed = xla_hlo.HloModule.from_serialized_hlo_module_proto(data).to_string()
     assert re.search(r'%c\.control-dep = f32\[4\]\{0\} custom-call\(%a, %b\), custom_call_target="AwsNeuronControlDep", '

@@ -22,3 +22,8 @@ config.test_exec_root = os.environ.get("HLO2PENGUIN_LIT_EXEC_ROOT") or os.path.j
 # interpreter running lit (the venv's bin/), which need not be on PATH in CI.
 # Not os.path.realpath: a venv's python is a symlink out of the venv.
 config.environment["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+# The chain those scripts import is the one this interpreter would import: a
+# PYTHONPATH that puts a checkout first holds for the RUN lines too (lit
+# passes only a few variables on by default).
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]

@@ -23,8 +23,9 @@ from __future__ import annotations
 import pytest
 from jaxlib.mlir import ir, passmanager
 
+from mlir_ops import function, ops
 from passes.control_dep import is_control_dep
-from passes.hlo import Parsed
+from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from passes.mlir import MHLO, STABLEHLO, FlattenControlDepTupleOperands
@@ -63,23 +64,6 @@ def ours(module: ir.Module, dialect=MHLO, **options) -> ir.Module:
 
 def both(text: str) -> tuple[ir.Module, ir.Module]:
     return ours(parse(text)), theirs(parse(text))
-
-
-def ops(root) -> list:
-    found = []
-    for region in root.operation.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                found.append(op.operation)
-                found.extend(ops(op))
-    return found
-
-
-def function(module, name: str):
-    for op in module.body.operations:
-        if ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return op.operation
-    raise KeyError(name)
 
 
 def describe(value) -> str:

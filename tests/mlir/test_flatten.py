@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import pytest
 from jaxlib.mlir import ir, passmanager
-from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir.dialects import stablehlo as stablehlo_dialect
 
+from mlir_ops import function, ops, stablehlo_only_context
 from passes.control_dep import CONTROL_DEP_TARGET, is_control_dep
 from passes.mlir import (MHLO, STABLEHLO, FlattenControlDepTupleOperands, FlattenError,
                          FlattenResult)
@@ -34,24 +33,6 @@ def run(module: ir.Module, dialect, **options) -> FlattenResult:
     result = FlattenControlDepTupleOperands(dialect, **options).run(module)
     assert module.operation.verify()
     return result
-
-
-def ops(root) -> list:
-    """Every op nested in `root`, pre-order."""
-    found = []
-    for region in root.operation.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                found.append(op.operation)
-                found.extend(ops(op))
-    return found
-
-
-def function(module: ir.Module, name: str):
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return op.operation
-    raise KeyError(name)
 
 
 def control_deps(root) -> list:
@@ -566,18 +547,6 @@ def test_module_without_functions(dialect):
 # --------------------------------------------------------------------------
 # A context without the dialect
 # --------------------------------------------------------------------------
-
-
-def stablehlo_only_context() -> ir.Context:
-    """func and the upstream dialects, StableHLO, and no MHLO."""
-    registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
-    context = ir.Context()
-    context.append_dialect_registry(registry)
-    context.load_all_available_dialects()
-    stablehlo_dialect.register_dialect(context)
-    assert not context.is_registered_operation("mhlo.custom_call")
-    return context
 
 
 def test_mhlo_not_registered_is_an_actionable_error():

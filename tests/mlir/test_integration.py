@@ -20,6 +20,7 @@ from jaxlib.mlir import ir
 
 from imported_edges import control_dep_edges
 from jax_programs import corpus
+from mlir_ops import function, ops
 from passes.control_dep import is_control_dep
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
 from passes.hlo.view import view_of, write_back
@@ -61,23 +62,6 @@ WHILE_PREDECESSOR = textwrap.dedent("""\
       ROOT %out = f32[4]{0} add(%res, %neg)
     }
 """)
-
-
-def ops(root) -> list:
-    found = []
-    for region in root.operation.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                found.append(op.operation)
-                found.extend(ops(op))
-    return found
-
-
-def main_of(module: ir.Module):
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
-            return op.operation
-    raise KeyError("main")
 
 
 def defining(value):
@@ -132,7 +116,7 @@ def test_the_while_comes_back_from_import_as_a_tuple_op(dialect, bundle):
         tuple_op = defining(inner)
         assert tuple_op.name == f"{dialect}.tuple"
     assert list(tuple_op.operands) == list(loop.results)
-    assert data == main_of(mlir).regions[0].blocks[0].arguments[0]  # %x
+    assert data == function(mlir, "main").regions[0].blocks[0].arguments[0]  # %x
     # The edge reads loop → neg, by HLO name, through the artifact.
     assert control_dep_edges(mlir) == {("loop", "neg")}
 
@@ -145,7 +129,7 @@ def test_link_3_gives_the_while_results_then_the_data_operand(dialect):
     assert mlir.operation.verify()
     call = the_call(mlir)
     loop = next(op for op in ops(mlir) if op.name == f"{dialect}.while")
-    x = main_of(mlir).regions[0].blocks[0].arguments[0]
+    x = function(mlir, "main").regions[0].blocks[0].arguments[0]
     assert list(call.operands) == [*loop.results, x]
     assert not any(op.name == f"{dialect}.tuple" for op in ops(mlir))
     # The call's result still feeds the successor, and its name is kept.
@@ -165,7 +149,7 @@ def test_link_3_with_bundle(dialect):
     mlir, _ = links_1_and_2(WHILE_PREDECESSOR, dialect, bundle=True)
     flatten = FlattenControlDepTupleOperands(FLATTEN[dialect])
     loop = next(op for op in ops(mlir) if op.name == f"{dialect}.while")
-    x = main_of(mlir).regions[0].blocks[0].arguments[0]
+    x = function(mlir, "main").regions[0].blocks[0].arguments[0]
 
     assert flatten.run(mlir) == FlattenResult(True, 1, 1)
     assert mlir.operation.verify()
@@ -224,7 +208,7 @@ def test_corpus_after_links_1_to_3(with_edges, dialect, bundle):
         flat = FlattenControlDepTupleOperands(FLATTEN[dialect]).run(mlir)
         assert mlir.operation.verify(), name
         rewritten += flat.rewritten
-        assert tupleish_operands(main_of(mlir)) == [], name
+        assert tupleish_operands(function(mlir, "main")) == [], name
         assert control_dep_edges(mlir) == before, name
         assert FlattenControlDepTupleOperands(FLATTEN[dialect]).run(mlir).changed is False, name
     # Without bundling XLA's importer makes no tuple here (the predecessors

@@ -4,7 +4,7 @@ with control edges, and RELEASE (the jax that wrote them).
 
     .venv313/bin/python tests/newer_xla/capture.py      # with the newest jax (0.12.0.1 here)
 
-`tests/test_newer_xla.py` runs every file through the chain on each jax the
+`tests/chain/test_newer_xla.py` runs every file through the chain on each jax the
 suite runs with: the newer XLA's own output on the newer XLA, and on 0.10.2
 (whose parser does not read the `%t#i` operands 0.12 prints: the reader makes
 them explicit get-tuple-elements).

@@ -29,7 +29,7 @@ same layout as a PNG with Pillow alone, which imports in milliseconds:
 `hlo2penguin --plot OUT.png`) and `vector` (the same layout written as SVG
 text, no library at all: `hlo2penguin --plot OUT.svg`). A
 Module draws itself with this package (`_repr_svg_`), so no module here
-imports `printer.penguin.module` (an import ring, tests/test_imports.py).
+imports `printer.penguin.module` (an import ring, tests/project/test_imports.py).
 """
 
 from printer.penguin.drawing.dot import to_dot

@@ -14,7 +14,7 @@ from printer.penguin.graph import Argument, Block, Instruction, Value
 
 # `Module` (printer.penguin.module) is named in annotations only, never imported:
 # a Module draws itself with this package in Jupyter (`_repr_svg_`), and importing
-# it here would close an import ring (tests/test_imports.py).
+# it here would close an import ring (tests/project/test_imports.py).
 
 # Colours shared by DOT and matplotlib.
 DEP_COLOR = "#d62728"
