@@ -38,7 +38,7 @@ from pipeline.xla.isolated import parse
 
 __all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "Loaded", "UnreadableInput", "from_dump_dir",
            "from_export", "from_jax", "hlo_dump_name", "hlo_module_name", "is_hlo_dump_name", "load",
-           "looks_like_hlo", "read_path"]
+           "looks_like_hlo", "raw_of", "read_path"]
 
 DEFAULT_PASS_RE = "copy-insertion"
 
@@ -332,39 +332,82 @@ def read_path(path: str) -> bytes:
 @dataclass
 class Loaded:
     """An input, read: XLA's parse of it (`Parsed`), its name, the name
-    errors give the input, and the text read."""
+    errors give the input, and the text read (None for a binary input:
+    `binary` is what it held)."""
 
     parsed: Parsed
     name: str
     where: str
-    text: str
+    text: str | None
+    binary: object = None  # a pipeline.chain.binary.BinaryModule
+
+
+def raw_of(source, source_name: str | None = None) -> tuple[str | bytes, str, str | None]:
+    """(data, where, name) of a path, HLO text or binary (str or bytes) or a
+    captured module, as `text_of`, with a file's or a bytes input's bytes undecoded."""
+    if names_a_file(source):
+        path = os.fspath(source)
+        return read_path(path), source_name or path, path
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), source_name or "<hlo input>", None
+    if isinstance(source, str):
+        return source, source_name or "<hlo text>", None
+    text = getattr(source, "hlo_text", None)  # a CapturedModule
+    if isinstance(text, str):
+        name = getattr(source, "name", "<captured>")
+        return text, source_name or name, name
+    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text, the bytes of a "
+                    f"proto or jax.export artifact, or a captured module")
 
 
 def text_of(source, source_name: str | None = None) -> tuple[str, str, str | None]:
     """(text, where, name) of a path, HLO text (str or bytes) or a captured
     module: the text decoded (`passes.hlo.text.decode`), `where` the name
-    errors give the input, `name` the module's name if the input gives one."""
-    if names_a_file(source):
-        path = os.fspath(source)
-        where = source_name or path
-        return decode(read_path(path), where), where, path
-    if isinstance(source, (str, bytes)):
+    errors give the input, `name` the module's name if the input gives one.
+    A binary input (`pipeline.chain.binary`) is the text of the module it holds
+    as XLA prints it, or of the module a jax.export artifact compiles to."""
+    data, where, name = raw_of(source, source_name)
+    if isinstance(data, bytes) and data.strip():
+        from pipeline.chain import binary
+
+        kind = binary.sniff(data)
+        if kind == "proto":
+            from pipeline.xla.native import print_proto
+
+            return print_proto(binary.read_binary(data, where).module), where, name
+        if kind == "jax.export":
+            module = binary.export_module(data, where)
+            return module.hlo_text, where, name or module.name
+    if isinstance(data, bytes) and where == "<hlo input>":
         where = source_name or "<hlo text>"
-        return decode(source, where), where, None
-    text = getattr(source, "hlo_text", None)  # a CapturedModule
-    if isinstance(text, str):
-        name = getattr(source, "name", "<captured>")
-        where = source_name or name
-        return decode(text, where), where, name
-    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a captured module")
+    return decode(data, where), where, name
 
 
 def load(source, source_name: str | None = None, *, isolate: bool = True, worker=None) -> Loaded:
-    """A path, HLO text (str or bytes) or a captured module, read by XLA's
-    parser (in a child process with `isolate`: `worker`, or one started
-    here). A str is a path unless it reads as HLO (a line break, or a `{`:
-    every module has a computation body). `source_name` names the input in
-    errors."""
-    text, where, name = text_of(source, source_name)
+    """A path, HLO text (str or bytes), a binary module (bytes, or a path:
+    `pipeline.chain.binary`) or a captured module, read by XLA (in a child
+    process with `isolate`: `worker`, or one started here). A str is a path
+    unless it reads as HLO (a line break, or a `{`: every module has a
+    computation body). A proto is XLA's module as it is, its names the
+    proto's; a jax.export artifact is the module `binary.export_module`
+    picks. `source_name` names the input in errors."""
+    data, where, name = raw_of(source, source_name)
+    if isinstance(data, bytes) and data.strip():
+        from pipeline.chain import binary
+
+        kind = binary.sniff(data)
+        if kind == "proto":
+            from pipeline.xla.isolated import read_proto
+
+            found = binary.read_binary(data, where)
+            read_proto(found.module, where, isolate=isolate, worker=worker)  # XLA's verdict on it
+            parsed = Parsed.from_serialized(found.module, None, where)
+            return Loaded(parsed, name or parsed.proto.name, where, None, found)
+        if kind == "jax.export":
+            module = binary.export_module(data, where)
+            data, name = module.hlo_text, name or module.name
+    if isinstance(data, bytes) and where == "<hlo input>":
+        where = source_name or "<hlo text>"
+    text = decode(data, where)
     parsed = parse(text, where, isolate=isolate, worker=worker)
     return Loaded(parsed, name or parsed.proto.name, where, text)

@@ -79,8 +79,8 @@ class Read:
         o = work.options
         loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
         work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
-        if o.check:  # the verifier judges the module as read, before link #1 edits it
-            work.read_proto = loaded.parsed.serialized()
+        if o.check or loaded.text is None:  # the verifier judges the module as read, before link #1 edits it
+            work.read_proto = loaded.parsed.serialized()  # (a proto given has no text to read again)
         return True
 
 
