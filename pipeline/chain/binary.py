@@ -518,3 +518,23 @@ def export_module(data: bytes, where: str):
         return captured.modules[-1]
     finals = [m for m in captured.all if m.stage.endswith("after_optimizations")]
     return (finals or captured.all)[-1]
+
+
+def parsed_if_binary(hlo, source: str | None, *, isolate: bool = True):
+    """For `pipeline.verify`: XLA's reading (a `passes.hlo.Parsed`) of `hlo`
+    (bytes, or a path) if it holds a binary module (a proto, a jax.export
+    artifact); else `hlo` as it is, for the verifier's text path."""
+    from passes.hlo.text import names_a_file
+
+    if isinstance(hlo, (bytes, bytearray)):
+        data, where = bytes(hlo), source or "<hlo input>"
+    elif names_a_file(hlo) and os.path.isfile(os.fspath(hlo)):
+        with open(os.fspath(hlo), "rb") as f:
+            data, where = f.read(), source or os.fspath(hlo)
+    else:
+        return hlo
+    if not data.strip() or sniff(data) == "text":
+        return hlo
+    from pipeline.chain.sources import load
+
+    return load(data, where, isolate=isolate).parsed
