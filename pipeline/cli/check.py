@@ -42,13 +42,14 @@ from dataclasses import dataclass, field
 
 from passes.errors import ChainError, first_line
 from passes.hlo.text import decode
+from pipeline.chain import binary
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded, write_output
 from pipeline.verifier.report import COUNTS, EdgeCounts
 from pipeline.chain.sources import hlo_dump_name, hlo_module_name, looks_like_hlo, read_path
 
 PROG = "hlo2penguin check"
-SUFFIXES = (".txt", ".hlo")
+SUFFIXES = (".txt", ".hlo", ".pb", ".jaxexport")  # text; XLA's *.hlo.pb and snapshots; jax.export artifacts
 CONTROL_PREDECESSORS = b"control-predecessors="
 DUMP_PREFIX = re.compile(r"module_\d+\.[^.]+\.(?:\d{4}\.)?")  # module_NNNN.<module>.[NNNN.]
 WIDTH = 100      # the table's width when stdout is not a terminal (and COLUMNS is not set)
@@ -83,6 +84,7 @@ class CheckSummary:
     no_control_edges: int = 0  # candidates skipped: an HLO module without control edges
     paths: list[str] = field(default_factory=list)  # the paths given
     folder: str = ""           # the folder common to the rows' files (their `file` is relative to it), if any
+    twins: list[tuple[str, str]] = field(default_factory=list)  # (file not checked again, the file checked for it)
 
     def totals(self) -> dict[str, int]:
         totals = EdgeCounts.summed(self.modules)
@@ -96,7 +98,8 @@ class CheckSummary:
 
     def as_dict(self) -> dict:
         return {"modules": [r.as_dict() for r in self.modules], "totals": self.totals(),
-                "skipped": {"not_hlo": self.not_hlo, "no_control_edges": self.no_control_edges}}
+                "skipped": {"not_hlo": self.not_hlo, "no_control_edges": self.no_control_edges},
+                "twins": [{"path": twin, "checked_as": kept} for twin, kept in self.twins]}
 
     @property
     def nothing_to_check(self) -> str | None:
@@ -138,12 +141,28 @@ class CheckSummary:
             lines.append(f"the totals add up {_counted(len(self.modules), 'row')}: {stages}")
         if self.folder:
             lines.append(f"files under {self.folder}")
+        lines += self.twin_lines()
         skipped = self.not_hlo + self.no_control_edges
         lines.append(f"skipped {skipped} file(s): {self.not_hlo} not an HLO module, "
                      f"{self.no_control_edges} without control edges")
         if t["lost"] or t["spurious"]:
             lines.append("each edge and its fate: hlo2penguin MODULE --emit report")
         return "\n".join(lines) + "\n"
+
+    def twin_lines(self) -> list[str]:
+        """What was checked once though dumped twice: a stage as text and as
+        proto (its .txt is the row), the module an HloSnapshot holds (its
+        compilation's after_optimizations dump is the row)."""
+        protos = sum(not _is_snapshot(t) for t, _ in self.twins)
+        snapshots = len(self.twins) - protos
+        lines = []
+        if protos:
+            lines.append(f"{_counted(protos, 'stage')} dumped both as text and as proto: checked once, "
+                         f"as the .txt")
+        if snapshots:
+            lines.append(f"{_counted(snapshots, 'snapshot')} (the module XLA ran): checked once, as its "
+                         f"compilation's after_optimizations dump (or first snapshot)")
+        return lines
 
     def stages(self) -> str | None:
         """`1 module at 8 stages`, `4 modules at 3 stages each`, `3 modules at 1 to 4 stages`
@@ -188,15 +207,17 @@ class Candidate:
     module: str  # the name after `HloModule`
     stage: str | None = None  # the stage XLA's dump name says
     compilation: tuple = ()
+    data: str | None = None  # the module's text, where the file holds several (a jax.export artifact)
 
 
 def _bad_path(path: str, reason: str) -> UsageError:
     return UsageError(f"cannot read input '{path}': {reason}; give HLO text files or XLA dump folders (--xla_dump_to)")
 
 
-def find_modules(paths) -> tuple[list[Candidate], int, int]:
-    """The HLO modules with control edges under `paths`, and how many
-    candidates were skipped as not HLO and as without control edges (no
+def find_modules(paths) -> tuple[list[Candidate], int, int, list[tuple[str, str]]]:
+    """The HLO modules with control edges under `paths`, how many
+    candidates were skipped as not HLO and as without control edges, and the
+    twins not checked again (`_twins`: (file, the file checked)) (no
     module at all is not an error: the caller says there is nothing to
     check). UsageError for a path that does not exist, is not a file or a
     folder, or cannot be read."""
@@ -218,11 +239,23 @@ def find_modules(paths) -> tuple[list[Candidate], int, int]:
         else:
             raise _bad_path(path, "No such file or directory")
     modules, not_hlo, no_edges, seen = [], 0, 0, set()
+    twins = _twins([path for path, _ in files])
     for path, named in files:
         if os.path.realpath(path) in seen:  # named twice, or a file inside a folder also named
             continue
         seen.add(os.path.realpath(path))
+        if path in twins:  # the same module as a file checked (a stage as text and as proto, a snapshot)
+            continue
         data = read_path(path)
+        kind = binary.sniff(data) if data.strip() else "text"
+        if kind != "text":
+            found = _binary_candidates(path, data, kind, named)
+            if found is None:
+                not_hlo += 1
+            elif not found:
+                no_edges += 1
+            modules += found or []
+            continue
         head = data[:4096].decode("utf-8", "replace")
         if not named and not looks_like_hlo(head):
             not_hlo += 1
@@ -235,7 +268,69 @@ def find_modules(paths) -> tuple[list[Candidate], int, int]:
             dump = hlo_dump_name(path, module)
             compilation = (os.path.dirname(os.path.realpath(path)), dump.module_id) if dump else (path,)
             modules.append(Candidate(path, module or os.path.basename(path), dump and dump.stage, compilation))
-    return modules, not_hlo, no_edges
+    return modules, not_hlo, no_edges, sorted(twins.items())
+
+
+# [prefix.]module_NNNN.<module>.snapshot.<run>.pb: XLA's HloSnapshot of one run of a compiled module
+_SNAPSHOT = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\..+\.snapshot\.-?\d+\.pb$")
+_AFTER_OPTIMIZATIONS = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\..*after_optimizations\.(?:txt|hlo\.pb)$")
+
+
+def _is_snapshot(path: str) -> bool:
+    return _SNAPSHOT.match(os.path.basename(path)) is not None
+
+
+def _twins(paths: list[str]) -> dict[str, str]:
+    """{file: the file checked in its place}: a stage's `*.hlo.pb` where its
+    `*.txt` is there too (XLA dumped both); an HloSnapshot (the module XLA
+    compiled, and ran) where its compilation's after_optimizations dump is
+    there, or another snapshot of it is (the same module, other arguments)."""
+    real = {os.path.realpath(p): p for p in paths}
+    compiled: dict[tuple[str, str], str] = {}  # (folder, module id) → its after_optimizations dump (the .txt first)
+    for p in sorted(paths, key=lambda p: not p.endswith(".txt")):
+        m = _AFTER_OPTIMIZATIONS.match(os.path.basename(p))
+        if m:
+            compiled.setdefault((os.path.dirname(os.path.realpath(p)), m.group("id")), p)
+    twins = {}
+    for p in paths:
+        r = os.path.realpath(p)
+        if r.endswith(".hlo.pb") and r[:-len(".hlo.pb")] + ".txt" in real:
+            twins[p] = real[r[:-len(".hlo.pb")] + ".txt"]
+            continue
+        m = _SNAPSHOT.match(os.path.basename(p))
+        if m:
+            key = (os.path.dirname(r), m.group("id"))
+            if key in compiled:
+                twins[p] = compiled[key]
+            else:
+                compiled[key] = p  # the first snapshot of its compilation is checked
+    return twins
+
+
+def _binary_candidates(path: str, data: bytes, kind: str, named: bool) -> list[Candidate] | None:
+    """The modules with control edges in a binary file (empty: none has
+    any); None for a file in a folder that holds no module (XLA's other
+    *.pb: options, memory-usage reports). A file named that holds none is
+    an error row: the chain says why."""
+    where = os.path.dirname(os.path.realpath(path))
+    try:
+        if kind == "jax.export":
+            captured = binary.export_modules(data, path)
+            return [Candidate(path, m.name.split(":", 1)[0], m.stage, (path,), m.hlo_text)
+                    for m in captured.modules]
+        found = binary.read_binary(data, path)
+    except ChainError:
+        return [Candidate(path, os.path.basename(path), compilation=(path,))] if named else None
+    if not found.control_edges:
+        return []
+    name = found.proto.name
+    dump = binary.stage_of_dump(path, name)
+    snapshot = _SNAPSHOT.match(os.path.basename(path))
+    if dump is not None:
+        return [Candidate(path, name, dump.stage, (where, dump.module_id))]
+    if snapshot is not None:
+        return [Candidate(path, name, "snapshot", (where, int(snapshot.group("id"))))]
+    return [Candidate(path, name, compilation=(path,))]
 
 
 def _is_text(data: bytes) -> bool:
@@ -283,9 +378,10 @@ def check(paths, *, jobs: int | None = None, scheduler: str | None = None, progr
     from pipeline.chain.options import Options
 
     Options(**chain_options)  # an unknown dialect or scope fails before any module is read
-    candidates, not_hlo, no_edges = find_modules(paths)
+    candidates, not_hlo, no_edges, twins = find_modules(paths)
     # A Dask worker may be another machine: it gets the text; a local process reads the file itself.
-    tasks = [(c.path, c.module, read_path(c.path) if scheduler else None, chain_options) for c in candidates]
+    tasks = [(c.path, c.module, c.data if c.data is not None else read_path(c.path) if scheduler else None,
+              chain_options) for c in candidates]
     with workers.progress_bar(len(tasks), enabled=progress, unit="module") as bar:
         rows = workers.run(check_module, tasks, jobs=jobs or os.cpu_count() or 1, scheduler=scheduler,
                            on_done=lambda i: bar.update(1))
@@ -293,7 +389,7 @@ def check(paths, *, jobs: int | None = None, scheduler: str | None = None, progr
     for row, c in zip(rows, candidates):
         row.file = os.path.relpath(c.path, folder) if folder else c.path
         row.stage, row.compilation = c.stage, c.compilation
-    return CheckSummary(rows, not_hlo, no_edges, [os.fspath(p) for p in paths], folder)
+    return CheckSummary(rows, not_hlo, no_edges, [os.fspath(p) for p in paths], folder, twins)
 
 
 def build_parser() -> Parser:
