@@ -108,7 +108,13 @@ LiteralProto = _CLASSES["LiteralProto"]
 
 
 class BadBinary(ChainError):
-    """A binary input that is no module the chain reads: one line, what and where, and what to give."""
+    """A binary input that is no module the chain reads: one line, what and where, and what to give.
+    `broken`: it is a module's proto, but broken (truncated, corrupted, without its module); not
+    another message (XLA's options, reports and buffer assignments beside its modules)."""
+
+    def __init__(self, message: str, where: str | None = None, *, broken: bool = True):
+        super().__init__(message, where)
+        self.broken = broken
 
 
 WHAT_TO_GIVE = ("give HLO text, XLA's *.hlo.pb or snapshot, a serialized HloModuleProto, or a jax.export "
@@ -143,9 +149,10 @@ class BinaryModule:
 
 
 def sniff(data: bytes | str) -> str:
-    """"text" (HLO text, or text XLA's parser will judge), "proto" (a
-    protobuf message, maybe a broken one) or "jax.export" (a flatbuffer
-    that jax.export reads back)."""
+    """"text" (HLO text, or any UTF-8 that is not a binary module: XLA's
+    parser judges it), "proto" (a module's proto, or bytes that are not
+    UTF-8: maybe a broken proto) or "jax.export" (a flatbuffer that
+    jax.export reads back)."""
     if isinstance(data, str):
         return "text"
     from pipeline.chain.sources import looks_like_hlo
@@ -153,11 +160,18 @@ def sniff(data: bytes | str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
+        if looks_like_hlo(data[:4096].decode("utf-8", "replace")):
+            return "text"  # HLO with a byte that is not UTF-8: the text's own error says where
         text = None
     if text is not None and (looks_like_hlo(text) or not any(c in _CONTROL for c in text)):
         return "text"  # text XLA's parser judges, as it always has
     if _looks_like_flatbuffer(data) and _jax_export(data) is not None:
         return "jax.export"
+    if text is not None:  # UTF-8 with control characters: a module if it reads as one, else XLA's parser judges
+        try:
+            read_binary(data, "")
+        except BadBinary:
+            return "text"
     return "proto"
 
 
@@ -370,7 +384,7 @@ def _diagnosis(data: bytes, where: str) -> BadBinary:
                          "its module", where)
     if _conforms(data, "BufferAssignmentProto"):
         return BadBinary(f"a BufferAssignmentProto (XLA's buffer assignment), not an HLO module: {WHAT_TO_GIVE}",
-                         where)
+                         where, broken=False)
     # The outer messages read, as a module's wrappers, but the module inside does not: where does it break?
     for kind, outers in (("HloModuleProto", ()), ("HloProto", ("HloProto",)),
                          ("HloSnapshot", ("HloSnapshot", "HloProto"))):
@@ -380,7 +394,8 @@ def _diagnosis(data: bytes, where: str) -> BadBinary:
                              f"of {size}: {broken.why}; dump it again, or {WHAT_TO_GIVE}", where)
     listed = ", ".join(map(str, numbers[:8])) + (", …" if len(numbers) > 8 else "")
     return BadBinary(f"a protobuf message of another type (fields {listed}), not an HLO module: XLA writes "
-                     f"memory-usage reports and options beside its modules, as *.pb too; {WHAT_TO_GIVE}", where)
+                     f"memory-usage reports and options beside its modules, as *.pb too; {WHAT_TO_GIVE}", where,
+                     broken=False)
 
 
 # The outer fields of the messages that hold a module ({number: wire type}), the module's field 1 in each.

@@ -319,8 +319,9 @@ def _binary_candidates(path: str, data: bytes, kind: str, named: bool) -> list[C
             return [Candidate(path, m.name.split(":", 1)[0], m.stage, (path,), m.hlo_text)
                     for m in captured.modules]
         found = binary.read_binary(data, path)
-    except ChainError:
-        return [Candidate(path, os.path.basename(path), compilation=(path,))] if named else None
+    except ChainError as err:  # named, or a module's proto broken: an error row (the chain says why)
+        broken = not isinstance(err, binary.BadBinary) or err.broken
+        return [Candidate(path, os.path.basename(path), compilation=(path,))] if named or broken else None
     if not found.control_edges:
         return []
     name = found.proto.name
