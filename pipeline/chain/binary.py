@@ -373,8 +373,10 @@ def _diagnosis(data: bytes, where: str) -> BadBinary:
     try:
         fields = _scan(data, 0, len(data))
     except _Broken as broken:
+        # A module, a module's HloProto and an HloSnapshot all start with their field 1, a message (byte 0x0a).
         return BadBinary(f"a truncated or corrupted proto (and no jax.export artifact): protobuf decoding fails at "
-                         f"byte {broken.offset} of {size}: {broken.why}; dump it again, or {WHAT_TO_GIVE}", where)
+                         f"byte {broken.offset} of {size}: {broken.why}; dump it again, or {WHAT_TO_GIVE}", where,
+                         broken=data[:1] == b"\n")
     numbers = sorted({number for number, *_ in fields})
     if _conforms(data, "HloSnapshot") and (4 in numbers or 2 in numbers):
         return BadBinary("an HloSnapshot without a module (its hlo.hlo_module is empty): give a snapshot "
