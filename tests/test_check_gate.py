@@ -117,7 +117,7 @@ def test_a_binary_file_named_is_an_error_row_and_exit_1(tmp_path):
     assert (status, err) == (1, "")
     bad_row, good_row = json.loads(out)["modules"]
     assert bad_row["path"] == str(binary) and bad_row["error"].startswith(  # field 2 (at byte 7) runs past the end
-        "a truncated or corrupted proto (and no jax.export artifact): protobuf decoding fails at byte 7 of ")
+        f"{binary}: a truncated or corrupted proto (and no jax.export artifact): protobuf decoding fails at byte 7 of ")
     assert all(bad_row[k] == 0 for k in COUNTS)
     assert good_row["error"] == "" and good_row["edges"] == count_control_edges(good.read_text())
     assert json.loads(out)["skipped"] == {"not_hlo": 0, "no_control_edges": 0}
