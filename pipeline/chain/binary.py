@@ -346,7 +346,8 @@ _WIRES = {"varint": {_VARINT}, "len": {_LEN}, "packed": {_VARINT, _LEN}, "packed
 
 def _conforms(data: bytes, message: str) -> bool:
     """Whether `data` is a `message` of `_SHAPES`, down to its last nested
-    message: every field declared, with its wire type (a stack, not recursion)."""
+    message: each declared field with its wire type (a stack, not
+    recursion). Fields not declared pass: XLA adds fields to its messages."""
     stack = [(0, len(data), message)]
     while stack:
         start, end, name = stack.pop()
@@ -356,8 +357,8 @@ def _conforms(data: bytes, message: str) -> bool:
             return False
         for number, wire, at, after in fields:
             form = _SHAPES[name].get(number)
-            if form is None:
-                return False
+            if form is None:  # a field newer than these declarations
+                continue
             if form in _WIRES:
                 if wire not in _WIRES[form]:
                     return False
@@ -384,7 +385,7 @@ def _diagnosis(data: bytes, where: str) -> BadBinary:
     if numbers == [3] and _conforms(data, "HloProto (no module)"):
         return BadBinary("an HloProto without a module (its hlo_module is empty): give a dump that holds "
                          "its module", where)
-    if _conforms(data, "BufferAssignmentProto"):
+    if {1, 3} <= set(numbers) and _conforms(data, "BufferAssignmentProto"):  # buffers and their allocations
         return BadBinary(f"a BufferAssignmentProto (XLA's buffer assignment), not an HLO module: {WHAT_TO_GIVE}",
                          where, broken=False)
     # The outer messages read, as a module's wrappers, but the module inside does not: where does it break?
