@@ -30,6 +30,7 @@ the wire format against the declared field numbers (`_conforms`, `_scan`).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -157,13 +158,14 @@ def sniff(data: bytes | str) -> str:
         return "text"
     from pipeline.chain.sources import looks_like_hlo
 
+    head = data[:4096]
+    if b"HloModule" in head or looks_like_hlo(head.decode("utf-8", "replace")):
+        return "text"  # HLO text (a byte that is not UTF-8 in it: the text's own error says where)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        if looks_like_hlo(data[:4096].decode("utf-8", "replace")):
-            return "text"  # HLO with a byte that is not UTF-8: the text's own error says where
         text = None
-    if text is not None and (looks_like_hlo(text) or not any(c in _CONTROL for c in text)):
+    if text is not None and not _CONTROL_CHARACTER.search(text):
         return "text"  # text XLA's parser judges, as it always has
     if _looks_like_flatbuffer(data) and _jax_export(data) is not None:
         return "jax.export"
@@ -175,7 +177,7 @@ def sniff(data: bytes | str) -> str:
     return "proto"
 
 
-_CONTROL = frozenset(chr(c) for c in range(32) if chr(c) not in "\t\n\r\f\v")
+_CONTROL_CHARACTER = re.compile("[\x00-\x08\x0e-\x1f]")  # what no text has (tab, line breaks and form feed aside)
 
 
 def _looks_like_flatbuffer(data: bytes) -> bool:

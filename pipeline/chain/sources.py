@@ -356,8 +356,8 @@ def raw_of(source, source_name: str | None = None) -> tuple[str | bytes, str, st
     if isinstance(text, str):
         name = getattr(source, "name", "<captured>")
         return text, source_name or name, name
-    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text, the bytes of a "
-                    f"proto or jax.export artifact, or a captured module")
+    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a captured module "
+                    f"(or the bytes of a binary module: a proto, a jax.export artifact)")
 
 
 def text_of(source, source_name: str | None = None) -> tuple[str, str, str | None]:
