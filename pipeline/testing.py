@@ -21,7 +21,7 @@ import numpy as np
 from pipeline.chain.options import takes_options
 from pipeline.chain.result import ChainResult
 from pipeline.chain.steps import run
-from pipeline.chain.sources import raw_of, text_of
+from pipeline.chain.sources import export_module, raw_of, text_of
 
 __all__ = ["assert_round_trip", "differences", "xla_outputs"]
 
@@ -77,7 +77,7 @@ def _original(hlo, source_name: str | None, inputs):
                 inputs = found.arguments(where)
             return found.module, data, inputs
         if kind == "jax.export":
-            module = binary.export_module(data, where)
+            module = export_module(data, where)
             return module.hlo_text, module, inputs
     return text_of(hlo, source_name)[0], hlo, inputs
 

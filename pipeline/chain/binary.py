@@ -4,7 +4,7 @@ each stage with `--xla_dump_hlo_as_proto` (`*.hlo.pb`: its `hlo_module`);
 an `HloSnapshot`, which XLA writes with `--xla_dump_hlo_snapshots`
 (`*.snapshot.N.pb`: its `hlo.hlo_module`, and the arguments it ran with);
 and a serialized `jax.export` artifact (`exported.serialize()`), which the
-chain compiles as `sources.from_export` does.
+chain compiles as `sources.from_export` does (`sources.export_module`).
 
     kind = sniff(data)                    # "text", "proto" or "jax.export"
     found = read_binary(data, "x.hlo.pb")  # a BinaryModule: kind, module (bytes), arguments()
@@ -39,7 +39,7 @@ from google.protobuf.message import DecodeError
 from passes.errors import ChainError
 from passes.hlo import proto as hlo_proto
 
-__all__ = ["BadBinary", "BinaryModule", "read_binary", "sniff", "stage_of_dump"]
+__all__ = ["BadBinary", "BinaryModule", "read_binary", "sniff"]
 
 _F = descriptor_pb2.FieldDescriptorProto
 _OPT, _REP = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
@@ -156,10 +156,8 @@ def sniff(data: bytes | str) -> str:
     jax.export reads back)."""
     if isinstance(data, str):
         return "text"
-    from pipeline.chain.sources import looks_like_hlo
-
     head = data[:4096]
-    if b"HloModule" in head or looks_like_hlo(head.decode("utf-8", "replace")):
+    if b"HloModule" in head or b"ENTRY" in head:  # every module's header, or its entry computation's head
         return "text"  # HLO text (a byte that is not UTF-8 in it: the text's own error says where)
     try:
         text = data.decode("utf-8")
@@ -489,72 +487,3 @@ def _literal_array(literal, index: int, where: str):
     order = list(shape.layout.minor_to_major)[::-1] or list(range(len(dims)))  # major to minor
     physical = flat.astype(dtype).reshape([dims[d] for d in order])
     return np.ascontiguousarray(np.transpose(physical, np.argsort(order)))
-
-
-# --------------------------------------------------------------------------
-# Dump names
-# --------------------------------------------------------------------------
-
-
-def stage_of_dump(path: str, module_name: str | None):
-    """What XLA's dump name of a proto says (`sources.DumpName`): a
-    `*.hlo.pb` names its stage as the `*.txt` beside it does; None for
-    another name (a snapshot's is its own)."""
-    from pipeline.chain.sources import hlo_dump_name
-
-    base = os.path.basename(path)
-    if base.endswith(".hlo.pb"):
-        return hlo_dump_name(base[:-len(".hlo.pb")] + ".txt", module_name)
-    return None
-
-
-# --------------------------------------------------------------------------
-# A jax.export artifact
-# --------------------------------------------------------------------------
-
-
-def export_modules(data: bytes, where: str):
-    """Every module a jax.export artifact compiles to (`sources.from_export`
-    on the CPU: XLA's dumps through copy insertion), a `sources.Captured`;
-    its errors as BadBinary, naming `where`."""
-    from pipeline.chain.sources import from_export
-
-    try:
-        return from_export(data)
-    except ChainError:
-        raise
-    except (ValueError, ImportError) as err:  # from_export's own one-line refusals
-        message = str(err).replace("the given bytes", "the jax.export artifact")
-        raise BadBinary(message, where) from None
-
-
-def export_module(data: bytes, where: str):
-    """The one module `hlo2penguin FILE` and `pipeline.run` take from a
-    jax.export artifact: the last one XLA dumped with control edges (copy
-    insertion adds them; later passes may drop them), else the module XLA
-    compiles to. `hlo2penguin check FILE` takes each one with control edges."""
-    captured = export_modules(data, where)
-    if captured.modules:
-        return captured.modules[-1]
-    finals = [m for m in captured.all if m.stage.endswith("after_optimizations")]
-    return (finals or captured.all)[-1]
-
-
-def parsed_if_binary(hlo, source: str | None, *, isolate: bool = True):
-    """For `pipeline.verify`: XLA's reading (a `passes.hlo.Parsed`) of `hlo`
-    (bytes, or a path) if it holds a binary module (a proto, a jax.export
-    artifact); else `hlo` as it is, for the verifier's text path."""
-    from passes.hlo.text import names_a_file
-
-    if isinstance(hlo, (bytes, bytearray)):
-        data, where = bytes(hlo), source or "<hlo input>"
-    elif names_a_file(hlo) and os.path.isfile(os.fspath(hlo)):
-        with open(os.fspath(hlo), "rb") as f:
-            data, where = f.read(), source or os.fspath(hlo)
-    else:
-        return hlo
-    if not data.strip() or sniff(data) == "text":
-        return hlo
-    from pipeline.chain.sources import load
-
-    return load(data, where, isolate=isolate).parsed

@@ -37,15 +37,15 @@ from passes.hlo.text import decode, names_a_file
 from pipeline.xla.isolated import parse
 
 __all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "Loaded", "UnreadableInput", "from_dump_dir",
-           "from_export", "from_jax", "hlo_dump_name", "hlo_module_name", "is_hlo_dump_name", "load",
+           "export_module", "export_modules", "from_export", "from_jax", "hlo_dump_name", "hlo_module_name", "is_hlo_dump_name", "load",
            "looks_like_hlo", "raw_of", "read_path"]
 
 DEFAULT_PASS_RE = "copy-insertion"
 
 # Reports XLA writes beside the HLO dumps: text, but not HLO modules.
 _NON_HLO_MARKERS = ("buffer-assignment", "memory-usage", "live-range")
-# [prefix.]module_NNNN.<module name>.<suffix>.txt
-_DUMP_NAME = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\.(?P<rest>.+)\.txt$")
+# [prefix.]module_NNNN.<module name>.<suffix>.txt (or .hlo.pb: --xla_dump_hlo_as_proto)
+_DUMP_NAME = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\.(?P<rest>.+)\.(?:txt|hlo\.pb)$")  # text, or proto
 # Comments XLA's parser skips before a module: `// …` lines, `/* … */` blocks.
 _COMMENTS = r"(?:\s*//[^\n]*(?:\n|$)|\s*/\*(?:[^*]|\*(?!/))*\*/)*"
 _HEADER = re.compile(_COMMENTS + r"\s*HloModule\s+([^\s,]+)")
@@ -192,7 +192,7 @@ class DumpName(NamedTuple):
 
 def hlo_dump_name(file_name: str, module_name: str | None = None) -> DumpName | None:
     """What XLA's dump name `[prefix.]module_NNNN.<module>.[NNNN.]<stage>.txt`
-    says (`module_name`, the name after `HloModule`, tells where the module's
+    (or `.hlo.pb`, the same stage as a proto) says (`module_name`, the name after `HloModule`, tells where the module's
     name ends if it has dots); None for any other name."""
     match = _DUMP_NAME.match(os.path.basename(file_name))
     if match is None:
@@ -376,7 +376,7 @@ def text_of(source, source_name: str | None = None) -> tuple[str, str, str | Non
 
             return print_proto(binary.read_binary(data, where).module), where, name
         if kind == "jax.export":
-            module = binary.export_module(data, where)
+            module = export_module(data, where)
             return module.hlo_text, where, name or module.name
     if isinstance(data, bytes) and where == "<hlo input>":
         where = source_name or "<hlo text>"
@@ -404,10 +404,56 @@ def load(source, source_name: str | None = None, *, isolate: bool = True, worker
             parsed = Parsed.from_serialized(found.module, None, where)
             return Loaded(parsed, name or parsed.proto.name, where, None, found)
         if kind == "jax.export":
-            module = binary.export_module(data, where)
+            module = export_module(data, where)
             data, name = module.hlo_text, name or module.name
     if isinstance(data, bytes) and where == "<hlo input>":
         where = source_name or "<hlo text>"
     text = decode(data, where)
     parsed = parse(text, where, isolate=isolate, worker=worker)
     return Loaded(parsed, name or parsed.proto.name, where, text)
+
+
+# -- a jax.export artifact, and binary modules for the verifier ----------------------
+
+
+def export_modules(data: bytes, where: str) -> Captured:
+    """Every module a jax.export artifact compiles to (`from_export`, on the
+    CPU: XLA's dumps through copy insertion); its refusals as
+    `binary.BadBinary`, naming `where`."""
+    from pipeline.chain.binary import BadBinary
+
+    try:
+        return from_export(data)
+    except ChainError:
+        raise
+    except (ValueError, ImportError) as err:  # from_export's own one-line refusals
+        raise BadBinary(str(err).replace("the given bytes", "the jax.export artifact"), where) from None
+
+
+def export_module(data: bytes, where: str) -> CapturedModule:
+    """The one module `hlo2penguin FILE` and `pipeline.run` take from a
+    jax.export artifact: the last one XLA dumped with control edges (copy
+    insertion adds them; later passes may drop them), else the module XLA
+    compiles to. `hlo2penguin check FILE` takes each one with control edges."""
+    captured = export_modules(data, where)
+    if captured.modules:
+        return captured.modules[-1]
+    finals = [m for m in captured.all if m.stage.endswith("after_optimizations")]
+    return (finals or captured.all)[-1]
+
+
+def parsed_if_binary(hlo, source: str | None, *, isolate: bool = True):
+    """For `pipeline.verify`: XLA's reading (a `Parsed`) of `hlo` (bytes, or
+    a path) if it holds a binary module (a proto, a jax.export artifact);
+    else `hlo` as it is, for the verifier's text path."""
+    from pipeline.chain import binary
+
+    if isinstance(hlo, (bytes, bytearray)):
+        data, where = bytes(hlo), source or "<hlo input>"
+    elif names_a_file(hlo) and os.path.isfile(os.fspath(hlo)):
+        data, where = read_path(os.fspath(hlo)), source or os.fspath(hlo)
+    else:
+        return hlo
+    if not data.strip() or binary.sniff(data) == "text":
+        return hlo
+    return load(data, where, isolate=isolate).parsed

@@ -46,7 +46,7 @@ from pipeline.chain import binary
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded, write_output
 from pipeline.verifier.report import COUNTS, EdgeCounts
-from pipeline.chain.sources import hlo_dump_name, hlo_module_name, looks_like_hlo, read_path
+from pipeline.chain.sources import export_modules, hlo_dump_name, hlo_module_name, looks_like_hlo, read_path
 
 PROG = "hlo2penguin check"
 SUFFIXES = (".txt", ".hlo", ".pb", ".jaxexport")  # text; XLA's *.hlo.pb and snapshots; jax.export artifacts
@@ -315,7 +315,7 @@ def _binary_candidates(path: str, data: bytes, kind: str, named: bool) -> list[C
     where = os.path.dirname(os.path.realpath(path))
     try:
         if kind == "jax.export":
-            captured = binary.export_modules(data, path)
+            captured = export_modules(data, path)
             return [Candidate(path, m.name.split(":", 1)[0], m.stage, (path,), m.hlo_text)
                     for m in captured.modules]
         found = binary.read_binary(data, path)
@@ -325,7 +325,7 @@ def _binary_candidates(path: str, data: bytes, kind: str, named: bool) -> list[C
     if not found.control_edges:
         return []
     name = found.proto.name
-    dump = binary.stage_of_dump(path, name)
+    dump = hlo_dump_name(path, name) if path.endswith(".hlo.pb") else None
     snapshot = _SNAPSHOT.match(os.path.basename(path))
     if dump is not None:
         return [Candidate(path, name, dump.stage, (where, dump.module_id))]

@@ -153,10 +153,11 @@ def _module_of_export(data, source: str, quiet: bool):
     if not isinstance(data, bytes):
         return data
     from pipeline.chain import binary
+    from pipeline.chain.sources import export_module
 
     if binary.sniff(data) != "jax.export":
         return data
-    module = binary.export_module(data, source)
+    module = export_module(data, source)
     if not quiet:
         print(f"{PROG}: {source}: a jax.export artifact: the program is of {module.name}, the last module XLA "
               f"dumped with control edges as it compiled it; '{PROG} check {source}' checks each one",

@@ -310,7 +310,7 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
     from passes.hlo.parsed import Parsed
 
     if not isinstance(hlo, Parsed):  # a binary module (a proto, a jax.export artifact): XLA reads it
-        from pipeline.chain.binary import parsed_if_binary
+        from pipeline.chain.sources import parsed_if_binary
         from pipeline.xla.native import XlaRejected
 
         try:
