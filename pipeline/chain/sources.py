@@ -1,6 +1,7 @@
 """Where HLO with control edges comes from: a JAX function, a `jax.export`
 artifact, or an XLA dump folder; and `load`, which reads any of the chain's
-inputs (a path, HLO text, a captured module) with XLA's parser.
+inputs (a path, HLO text, a binary module — `pipeline.chain.binary` — or a
+captured module) with XLA.
 
 XLA adds control edges while it compiles (copy insertion orders the copies it
 adds against the in-place writes they protect), so the modules worth feeding

@@ -2,14 +2,25 @@
 given files and folders (an `XLA_FLAGS=--xla_dump_to` folder) through the
 whole chain, one row each: its edges and their fates.
 
-Candidates are the files named, and the `*.txt` / `*.hlo` files under each
-folder (recursively), in sorted order. In a folder, a file whose first
-line is neither `HloModule …` nor the head of a computation (`ENTRY …`,
-`%name (…) -> … {`: a module written as XLA's unit tests write them) is
-skipped: XLA's buffer-assignment and memory-usage reports beside the dumps,
-any other text. A file named is read as HLO whatever it starts with: one
-that is not text (a binary proto) is an error row. A module without any
-`control-predecessors=` is skipped; the table's footer counts both. A module the chain
+Candidates are the files named, and the `*.txt` / `*.hlo` / `*.pb` /
+`*.jaxexport` files under each folder (recursively), in sorted order, each
+told apart by its content (`pipeline.chain.binary`): HLO text, XLA's
+`*.hlo.pb` (an HloProto) and HloSnapshots, a serialized HloModuleProto, a
+jax.export artifact (a row for each module with control edges it compiles
+to, as `sources.from_export` captures them). In a folder, a text file
+whose first line is neither `HloModule …` nor the head of a computation
+(`ENTRY …`, `%name (…) -> … {`: a module written as XLA's unit tests write
+them) is skipped, and so is a proto of another message: XLA's
+buffer-assignment and memory-usage reports and options beside the dumps,
+any other text; a module's proto that is broken (truncated, corrupted) is
+an error row. A file named is read as a module whatever it starts with.
+A module without control edges is skipped; the table's footer counts both.
+
+A stage XLA dumped both as text and as proto (`--xla_dump_hlo_as_text
+--xla_dump_hlo_as_proto`) is checked once, as its `.txt`; an HloSnapshot
+(`--xla_dump_hlo_snapshots`: the module XLA compiled, as it ran) once, as
+its compilation's after_optimizations dump, or as the first snapshot of it
+where there is none. The footer says so; the JSON lists them (`twins`). A module the chain
 refuses (XLA's parser or importer, any `ChainError`) is a row with the
 one-line error, and the run goes on. Each module is one task: in this
 process, in `jobs` spawned processes, or on a Dask cluster
@@ -396,16 +407,18 @@ def check(paths, *, jobs: int | None = None, scheduler: str | None = None, progr
 def build_parser() -> Parser:
     p = Parser(prog=PROG, description=(
         "Run every HLO module with control edges in the given files and folders (an XLA --xla_dump_to "
-        "folder: its *.txt and *.hlo files) through the chain, and table each module's control edges and "
+        "folder: its *.txt, *.hlo, *.pb and *.jaxexport files, told apart by content; a stage dumped both as "
+        "text and as proto is checked once) through the chain, and table each module's control edges and "
         "their fates: a row per file (named relative to the folder they share) and stage. Exit 0 if every "
         "edge is carried, or if there is nothing to check (no HLO module with control edges: one line on "
         "stderr says what was found); 1 if an edge is lost, a dep edge is spurious or a module is an error "
         "row (the chain refuses it, or a file named is not text); 2 on bad input: a path that does not "
         "exist, is not a file or a folder, or cannot be read, or a bad option."))
-    p.add_argument("paths", nargs="+", metavar="PATH", help="an HLO text file, or a folder of them")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="an HLO module (text, *.hlo.pb, a snapshot, a jax.export artifact), or a folder of them")
     p.add_argument("--json", action="store_true",
                    help="JSON: {\"modules\": [{\"path\", \"module\", \"file\", \"stage\", counts, \"error\"}, ...], "
-                        "\"totals\": {...}, \"skipped\": {...}}")
+                        "\"totals\": {...}, \"skipped\": {...}, \"twins\": [{\"path\", \"checked_as\"}, ...]}")
     p.add_argument("--jobs", type=int, metavar="N", help="modules in N parallel processes (default: every core)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the modules on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786)")

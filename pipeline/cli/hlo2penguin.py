@@ -285,7 +285,8 @@ def _verify(argv: list[str]) -> int:
         "Check a Penguin program against the HLO module it came from, from these two alone: every "
         "control edge of the HLO (read by XLA's parser) and its fate in the executed program, and every "
         "dep edge no HLO edge accounts for. Exit 1 if an edge is lost or a dep edge is spurious."))
-    parser.add_argument("module", metavar="MODULE", help="the HLO text the program came from")
+    parser.add_argument("module", metavar="MODULE", help="the HLO module the program came from (text, or binary: "
+                                                        "*.hlo.pb, a snapshot, a serialized HloModuleProto)")
     parser.add_argument("program", metavar="PROGRAM.py", help="the Penguin program (it is run)")
     parser.add_argument("-o", "--output", metavar="OUT", help="write the report here instead of standard output")
     parser.add_argument("--json", action="store_true", help="the report as JSON")
