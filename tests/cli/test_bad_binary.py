@@ -176,3 +176,24 @@ def test_the_rows_are_made_from_modules_the_chain_reads(dumped):
     for path in (stage_with_edges(dumped), named(dumped, "while_swap", "cpu_after_optimizations.hlo.pb"),
                  named(dumped, "while_swap", ".snapshot.")):
         assert pipeline.run(path).report.ok
+
+
+def test_a_proto_xla_reads_but_its_importer_aborts_on_is_one_line(dumped, tmp_path, capfd, monkeypatch):
+    """A get-tuple-element index past its tuple: XLA's proto reader does not
+    check it, its importer aborts on it, in the chain's child: one line that
+    names link #2 and XLA's reason (the index planted), exit 2, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    hlo = binary.HloProto.FromString(read(named(dumped, "while_swap", "cpu_after_optimizations.hlo.pb")))
+    module = hlo_proto.decode(hlo.hlo_module)
+    gte = next(i for c in module.computations for i in c.instructions if i.opcode == "get-tuple-element")
+    gte.tuple_index = 77
+    hlo.hlo_module = module.SerializeToString()
+    (tmp_path / BAD).write_bytes(hlo.SerializeToString())
+    native.read_proto(hlo.hlo_module)  # XLA reads it
+    capfd.readouterr()
+    status = cli.main([BAD, "-o", "out.py"])
+    out, err = capfd.readouterr()
+    assert (status, out) == (2, "") and "Traceback" not in err
+    (line,) = err.splitlines()
+    assert line.startswith(f"hlo2penguin: error: {BAD}: link #2 (XLA's importer) aborted (signal ") and " 77 " in line
+    assert not (tmp_path / "out.py").exists()
