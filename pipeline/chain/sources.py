@@ -154,7 +154,8 @@ def from_export(source, pass_re: str = DEFAULT_PASS_RE) -> Captured:
 
 
 def from_dump_dir(path) -> Captured:
-    """Read the HLO modules of an existing XLA dump folder (`--xla_dump_to`)."""
+    """Read the HLO modules of an existing XLA dump folder (`--xla_dump_to`):
+    its `*.txt` dumps, and its `*.hlo.pb` dumps where a stage has no `*.txt`."""
     folder = os.fspath(path)
     if not os.path.isdir(folder):
         raise ValueError(f"{folder}: not a folder: give the folder passed to --xla_dump_to")
@@ -203,7 +204,15 @@ def hlo_dump_name(file_name: str, module_name: str | None = None) -> DumpName | 
 
 def _read_folder(folder: str, where: str) -> Captured:
     found = []  # (module id, file name, module name, stage, text)
-    for file_name in sorted(os.listdir(folder)):
+    names = set(os.listdir(folder))
+    for file_name in sorted(names):
+        if file_name.endswith(".hlo.pb") and file_name[:-len(".hlo.pb")] + ".txt" not in names:
+            module = _dumped_proto(os.path.join(folder, file_name))  # dumped as a proto alone
+            if module is not None:
+                match = _DUMP_NAME.match(file_name)
+                found.append((int(match.group("id")), file_name, module[0],
+                              _stage(match.group("rest"), module[0]), module[1]))
+            continue
         if not is_hlo_dump_name(file_name):
             continue
         with open(os.path.join(folder, file_name), encoding="utf-8", errors="replace") as f:
@@ -216,7 +225,7 @@ def _read_folder(folder: str, where: str) -> Captured:
         found.append((int(match.group("id")), file_name, module_name,
                       _stage(match.group("rest"), module_name), text))
     if not found:
-        raise ValueError(f"{where}: no HLO module dumps (module_NNNN.<name>.<stage>.txt) found: "
+        raise ValueError(f"{where}: no HLO module dumps (module_NNNN.<name>.<stage>.txt or .hlo.pb) found: "
                          f"give a folder written by XLA with --xla_dump_to (and --xla_dump_hlo_pass_re)")
     found.sort(key=lambda item: (item[0], _order(item[3]), item[1]))
     captured = Captured()
@@ -241,6 +250,23 @@ def _read_folder(folder: str, where: str) -> Captured:
         if module.edges:
             captured.modules.append(module)
     return captured
+
+
+def _dumped_proto(path: str) -> tuple[str, str] | None:
+    """(module name, XLA's printing) of the module in an `*.hlo.pb` dump
+    (`--xla_dump_hlo_as_proto` without `--xla_dump_hlo_as_text`), or None
+    if it holds none: a CapturedModule is text, as XLA prints it from the
+    proto (its names the proto's)."""
+    if _DUMP_NAME.match(os.path.basename(path)) is None:
+        return None
+    from pipeline.chain.binary import read_binary
+    from pipeline.xla.isolated import print_module
+
+    try:
+        module = read_binary(read_path(path), path)
+        return module.proto.name, print_module(module.module, path, isolate=True)
+    except ChainError:  # a broken dump, or no module: as a text file that is no HLO module
+        return None
 
 
 def _stage(rest: str, module_name: str | None) -> str:
