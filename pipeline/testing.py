@@ -22,7 +22,7 @@ import numpy as np
 from pipeline.chain.options import takes_options
 from pipeline.chain.result import ChainResult
 from pipeline.chain.steps import run
-from pipeline.chain.sources import text_of
+from pipeline.chain.sources import export_module, raw_of, text_of
 from printer.penguin import ElidedConstants
 
 __all__ = ["assert_round_trip", "differences", "xla_outputs"]
@@ -33,14 +33,17 @@ RTOL = ATOL = 1e-5  # XLA:CPU's last bits differ between CPUs (with or without A
 @takes_options
 def assert_round_trip(hlo, *, inputs: Sequence | None = None, expected: Sequence | None = None,
                       rtol: float = RTOL, atol: float = ATOL, **chain_options) -> ChainResult:
-    """Run the chain on `hlo` (a path, HLO text or a captured module) with
-    the chain's options and return its result. Raise AssertionError listing
+    """Run the chain on `hlo` (a path, HLO text, a binary module as bytes
+    or a path: XLA's *.hlo.pb or HloSnapshot, a serialized HloModuleProto, a
+    jax.export artifact; or a captured module) with the chain's options
+    and return its result. Raise AssertionError listing
     every HLO control edge lost (with the link that lost it) and every
     spurious dep edge; with `inputs`, also a result of the executed program
     that differs from `expected`, by default what XLA:CPU computes from the
     original HLO (floats within rtol/atol, everything else exactly), or,
     where XLA's dump elided a constant's values (`constant({...})`), that
-    the numbers cannot be compared (the line `Module.execute` refuses with). Bad
+    the numbers cannot be compared (the line `Module.execute` refuses with).
+    An HloSnapshot's arguments are the `inputs` where none are given. Bad
     input raises the chain's own one-line error, not AssertionError.
 
         def test_my_module_round_trips():
@@ -48,7 +51,7 @@ def assert_round_trip(hlo, *, inputs: Sequence | None = None, expected: Sequence
     """
     if chain_options.get("check") is False:
         raise TypeError("assert_round_trip needs the chain's check: do not pass check=False")
-    original = text_of(hlo, chain_options.get("source_name"))[0]
+    original, hlo, inputs = _original(hlo, chain_options.get("source_name"), inputs)
     result = run(hlo, **chain_options)
     problems = [f"  {edge}" for edge in result.report.lost] + [f"  {edge}" for edge in result.report.spurious]
     if inputs is not None:
@@ -66,13 +69,35 @@ def assert_round_trip(hlo, *, inputs: Sequence | None = None, expected: Sequence
     return result
 
 
-def xla_outputs(hlo_text: str, inputs: Sequence) -> list[np.ndarray]:
-    """What XLA:CPU computes from `hlo_text` (its parser, its importer, its
-    compiler) for `inputs`, one array per result."""
+def _original(hlo, source_name: str | None, inputs):
+    """(the module as XLA:CPU takes it, as the chain takes it, the inputs):
+    its HLO text, or the serialized HloModuleProto a binary input holds
+    (an HloSnapshot's arguments are the inputs where none are given), or
+    the module a jax.export artifact compiles to (compiled once)."""
+    data, where, _ = raw_of(hlo, source_name)
+    if isinstance(data, bytes) and data.strip():
+        from pipeline.chain import binary
+
+        kind = binary.sniff(data)
+        if kind == "proto":
+            found = binary.read_binary(data, where)
+            if inputs is None and found.has_arguments:
+                inputs = found.arguments(where)
+            return found.module, data, inputs
+        if kind == "jax.export":
+            module = export_module(data, where)
+            return module.hlo_text, module, inputs
+    return text_of(hlo, source_name)[0], hlo, inputs
+
+
+def xla_outputs(hlo: str | bytes, inputs: Sequence) -> list[np.ndarray]:
+    """What XLA:CPU computes from `hlo` (HLO text, read by its parser, or a
+    serialized HloModuleProto; then its importer, its compiler) for
+    `inputs`, one array per result."""
     from pipeline.xla.isolated import readable_text
     from pipeline.xla.native import cpu_outputs, parse_to_proto
 
-    return cpu_outputs(parse_to_proto(readable_text(hlo_text)), inputs)
+    return cpu_outputs(hlo if isinstance(hlo, bytes) else parse_to_proto(readable_text(hlo)), inputs)
 
 
 def differences(got: Sequence, want: Sequence, whose: str, rtol: float = RTOL, atol: float = ATOL, *,

@@ -85,6 +85,7 @@ class ChainResult:
     _module: PenguinModule | None = None
     link1: PreserveResult | None = None  # link #1's own account (None with reify=False)
     _text: str | None = None             # the HLO text read
+    _proto: bytes = b""                  # `_hlo` as it was, once printed
 
     def __repr__(self) -> str:
         if self.report is None:
@@ -100,8 +101,15 @@ class ChainResult:
     def hlo(self) -> str:
         """The module after link #1, as XLA prints it (XLA's names)."""
         if isinstance(self._hlo, bytes):
+            self._proto = self._hlo
             self._hlo = with_module_config(print_module(self._hlo, self.source), self._text) if self._hlo else ""
         return self._hlo
+
+    @property
+    def hlo_proto(self) -> bytes:
+        """The module after link #1, XLA's serialized HloModuleProto (b"" where
+        the chain stopped after link #1: it keeps XLA's printing alone)."""
+        return self._hlo if isinstance(self._hlo, bytes) else self._proto
 
     @property
     def mlir(self) -> str:

@@ -1,6 +1,7 @@
 """Where HLO with control edges comes from: a JAX function, a `jax.export`
 artifact, or an XLA dump folder; and `load`, which reads any of the chain's
-inputs (a path, HLO text, a captured module) with XLA's parser.
+inputs (a path, HLO text, a binary module — `pipeline.chain.binary` — or a
+captured module) with XLA.
 
 XLA adds control edges while it compiles (copy insertion orders the copies it
 adds against the in-place writes they protect), so the modules worth feeding
@@ -38,8 +39,8 @@ from pipeline.reading.text import decode, names_a_file
 from pipeline.xla.isolated import parse
 
 __all__ = ["Captured", "CapturedModule", "DEFAULT_PASS_RE", "DUMP_OPTIONS", "Loaded", "UnreadableInput",
-           "from_dump_dir", "from_export", "from_jax", "hlo_dump_name", "hlo_module_name", "is_hlo_dump_name", "load",
-           "looks_like_hlo", "read_path"]
+           "export_module", "export_modules", "from_dump_dir", "from_export", "from_jax", "hlo_dump_name",
+           "hlo_module_name", "is_hlo_dump_name", "load", "looks_like_hlo", "raw_of", "read_path"]
 
 DEFAULT_PASS_RE = "copy-insertion"
 # Every constant's values in the dumps: without it XLA prints a large one as
@@ -48,8 +49,8 @@ DUMP_OPTIONS = {"xla_dump_large_constants": True}
 
 # Reports XLA writes beside the HLO dumps: text, but not HLO modules.
 _NON_HLO_MARKERS = ("buffer-assignment", "memory-usage", "live-range")
-# [prefix.]module_NNNN.<module name>.<suffix>.txt
-_DUMP_NAME = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\.(?P<rest>.+)\.txt$")
+# [prefix.]module_NNNN.<module name>.<suffix>.txt (or .hlo.pb: --xla_dump_hlo_as_proto)
+_DUMP_NAME = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\.(?P<rest>.+)\.(?:txt|hlo\.pb)$")  # text, or proto
 # Comments XLA's parser skips before a module: `// …` lines, `/* … */` blocks.
 _COMMENTS = r"(?:\s*//[^\n]*(?:\n|$)|\s*/\*(?:[^*]|\*(?!/))*\*/)*"
 _HEADER = re.compile(_COMMENTS + r"\s*HloModule\s+([^\s,]+)")
@@ -154,7 +155,8 @@ def from_export(source, pass_re: str = DEFAULT_PASS_RE) -> Captured:
 
 
 def from_dump_dir(path) -> Captured:
-    """Read the HLO modules of an existing XLA dump folder (`--xla_dump_to`)."""
+    """Read the HLO modules of an existing XLA dump folder (`--xla_dump_to`):
+    its `*.txt` dumps, and its `*.hlo.pb` dumps where a stage has no `*.txt`."""
     folder = os.fspath(path)
     if not os.path.isdir(folder):
         raise ValueError(f"{folder}: not a folder: give the folder passed to --xla_dump_to")
@@ -193,7 +195,7 @@ class DumpName(NamedTuple):
 
 def hlo_dump_name(file_name: str, module_name: str | None = None) -> DumpName | None:
     """What XLA's dump name `[prefix.]module_NNNN.<module>.[NNNN.]<stage>.txt`
-    says (`module_name`, the name after `HloModule`, tells where the module's
+    (or `.hlo.pb`, the same stage as a proto) says (`module_name`, the name after `HloModule`, tells where the module's
     name ends if it has dots); None for any other name."""
     match = _DUMP_NAME.match(os.path.basename(file_name))
     if match is None:
@@ -203,7 +205,15 @@ def hlo_dump_name(file_name: str, module_name: str | None = None) -> DumpName | 
 
 def _read_folder(folder: str, where: str) -> Captured:
     found = []  # (module id, file name, module name, stage, text)
-    for file_name in sorted(os.listdir(folder)):
+    names = set(os.listdir(folder))
+    for file_name in sorted(names):
+        if file_name.endswith(".hlo.pb") and file_name[:-len(".hlo.pb")] + ".txt" not in names:
+            module = _dumped_proto(os.path.join(folder, file_name))  # dumped as a proto alone
+            if module is not None:
+                match = _DUMP_NAME.match(file_name)
+                found.append((int(match.group("id")), file_name, module[0],
+                              _stage(match.group("rest"), module[0]), module[1]))
+            continue
         if not is_hlo_dump_name(file_name):
             continue
         with open(os.path.join(folder, file_name), encoding="utf-8", errors="replace") as f:
@@ -216,7 +226,7 @@ def _read_folder(folder: str, where: str) -> Captured:
         found.append((int(match.group("id")), file_name, module_name,
                       _stage(match.group("rest"), module_name), text))
     if not found:
-        raise ValueError(f"{where}: no HLO module dumps (module_NNNN.<name>.<stage>.txt) found: "
+        raise ValueError(f"{where}: no HLO module dumps (module_NNNN.<name>.<stage>.txt or .hlo.pb) found: "
                          f"give a folder written by XLA with --xla_dump_to (and --xla_dump_hlo_pass_re)")
     found.sort(key=lambda item: (item[0], _order(item[3]), item[1]))
     captured = Captured()
@@ -241,6 +251,23 @@ def _read_folder(folder: str, where: str) -> Captured:
         if module.edges:
             captured.modules.append(module)
     return captured
+
+
+def _dumped_proto(path: str) -> tuple[str, str] | None:
+    """(module name, XLA's printing) of the module in an `*.hlo.pb` dump
+    (`--xla_dump_hlo_as_proto` without `--xla_dump_hlo_as_text`), or None
+    if it holds none: a CapturedModule is text, as XLA prints it from the
+    proto (its names the proto's)."""
+    if _DUMP_NAME.match(os.path.basename(path)) is None:
+        return None
+    from pipeline.chain.binary import read_binary
+    from pipeline.xla.isolated import print_module
+
+    try:
+        module = read_binary(read_path(path), path)
+        return module.proto.name, print_module(module.module, path, isolate=True)
+    except ChainError:  # a broken dump, or no module: as a text file that is no HLO module
+        return None
 
 
 def _stage(rest: str, module_name: str | None) -> str:
@@ -333,39 +360,128 @@ def read_path(path: str) -> bytes:
 @dataclass
 class Loaded:
     """An input, read: XLA's parse of it (`Parsed`), its name, the name
-    errors give the input, and the text read."""
+    errors give the input, and the text read (None for a binary input:
+    `binary` is what it held)."""
 
     parsed: Parsed
     name: str
     where: str
-    text: str
+    text: str | None
+    binary: object = None  # a pipeline.chain.binary.BinaryModule
+
+
+def raw_of(source, source_name: str | None = None) -> tuple[str | bytes, str, str | None]:
+    """(data, where, name) of a path, HLO text or binary (str or bytes) or a
+    captured module, as `text_of`, with a file's or a bytes input's bytes undecoded."""
+    if names_a_file(source):
+        path = os.fspath(source)
+        return read_path(path), source_name or path, path
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), source_name or "<hlo input>", None
+    if isinstance(source, str):
+        return source, source_name or "<hlo text>", None
+    text = getattr(source, "hlo_text", None)  # a CapturedModule
+    if isinstance(text, str):
+        name = getattr(source, "name", "<captured>")
+        return text, source_name or name, name
+    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a captured module "
+                    f"(or the bytes of a binary module: a proto, a jax.export artifact)")
 
 
 def text_of(source, source_name: str | None = None) -> tuple[str, str, str | None]:
     """(text, where, name) of a path, HLO text (str or bytes) or a captured
     module: the text decoded (`pipeline.reading.text.decode`), `where` the name
-    errors give the input, `name` the module's name if the input gives one."""
-    if names_a_file(source):
-        path = os.fspath(source)
-        where = source_name or path
-        return decode(read_path(path), where), where, path
-    if isinstance(source, (str, bytes)):
+    errors give the input, `name` the module's name if the input gives one.
+    A binary input (`pipeline.chain.binary`) is the text of the module it holds
+    as XLA prints it, or of the module a jax.export artifact compiles to."""
+    data, where, name = raw_of(source, source_name)
+    if isinstance(data, bytes) and data.strip():
+        from pipeline.chain import binary
+
+        kind = binary.sniff(data)
+        if kind == "proto":
+            from pipeline.xla.native import print_proto
+
+            return print_proto(binary.read_binary(data, where).module), where, name
+        if kind == "jax.export":
+            module = export_module(data, where)
+            return module.hlo_text, where, name or module.name
+    if isinstance(data, bytes) and where == "<hlo input>":
         where = source_name or "<hlo text>"
-        return decode(source, where), where, None
-    text = getattr(source, "hlo_text", None)  # a CapturedModule
-    if isinstance(text, str):
-        name = getattr(source, "name", "<captured>")
-        where = source_name or name
-        return decode(text, where), where, name
-    raise TypeError(f"cannot read HLO from {type(source).__name__}: give a path, HLO text or a captured module")
+    return decode(data, where), where, name
 
 
 def load(source, source_name: str | None = None, *, isolate: bool = True, worker=None) -> Loaded:
-    """A path, HLO text (str or bytes) or a captured module, read by XLA's
-    parser (in a child process with `isolate`: `worker`, or one started
-    here). A str is a path unless it reads as HLO (a line break, or a `{`:
-    every module has a computation body). `source_name` names the input in
-    errors."""
-    text, where, name = text_of(source, source_name)
+    """A path, HLO text (str or bytes), a binary module (bytes, or a path:
+    `pipeline.chain.binary`) or a captured module, read by XLA (in a child
+    process with `isolate`: `worker`, or one started here). A str is a path
+    unless it reads as HLO (a line break, or a `{`: every module has a
+    computation body). A proto is XLA's module as it is, its names the
+    proto's; a jax.export artifact is the module `binary.export_module`
+    picks. `source_name` names the input in errors."""
+    data, where, name = raw_of(source, source_name)
+    if isinstance(data, bytes) and data.strip():
+        from pipeline.chain import binary
+
+        kind = binary.sniff(data)
+        if kind == "proto":
+            from pipeline.xla.isolated import read_proto
+
+            found = binary.read_binary(data, where)
+            read_proto(found.module, where, isolate=isolate, worker=worker)  # XLA's verdict on it
+            parsed = Parsed.from_serialized(found.module, None, where)
+            return Loaded(parsed, name or parsed.proto.name, where, None, found)
+        if kind == "jax.export":
+            module = export_module(data, where)
+            data, name = module.hlo_text, name or module.name
+    if isinstance(data, bytes) and where == "<hlo input>":
+        where = source_name or "<hlo text>"
+    text = decode(data, where)
     parsed = parse(text, where, isolate=isolate, worker=worker)
     return Loaded(parsed, name or parsed.proto.name, where, text)
+
+
+# -- a jax.export artifact, and binary modules for the verifier ----------------------
+
+
+def export_modules(data: bytes, where: str) -> Captured:
+    """Every module a jax.export artifact compiles to (`from_export`, on the
+    CPU: XLA's dumps through copy insertion); its refusals as
+    `binary.BadBinary`, naming `where`."""
+    from pipeline.chain.binary import BadBinary
+
+    try:
+        return from_export(data)
+    except ChainError:
+        raise
+    except (ValueError, ImportError) as err:  # from_export's own one-line refusals
+        raise BadBinary(str(err).replace("the given bytes", "the jax.export artifact"), where) from None
+
+
+def export_module(data: bytes, where: str) -> CapturedModule:
+    """The one module `hlo2penguin FILE` and `pipeline.run` take from a
+    jax.export artifact: the last one XLA dumped with control edges (copy
+    insertion adds them; later passes may drop them), else the module XLA
+    compiles to. `hlo2penguin check FILE` takes each one with control edges."""
+    captured = export_modules(data, where)
+    if captured.modules:
+        return captured.modules[-1]
+    finals = [m for m in captured.all if m.stage.endswith("after_optimizations")]
+    return (finals or captured.all)[-1]
+
+
+def parsed_if_binary(hlo, source: str | None, *, isolate: bool = True):
+    """For `pipeline.verify`: XLA's reading (a `Parsed`) of `hlo` (bytes, or
+    a path) if it holds a binary module (a proto, a jax.export artifact);
+    else `hlo` as it is, for the verifier's text path."""
+    from pipeline.chain import binary
+
+    if isinstance(hlo, (bytes, bytearray)):
+        data, where = bytes(hlo), source or "<hlo input>"
+    elif names_a_file(hlo) and os.path.isfile(os.fspath(hlo)):
+        data, where = read_path(os.fspath(hlo)), source or os.fspath(hlo)
+    else:
+        return hlo
+    if not data.strip() or binary.sniff(data) == "text":
+        return hlo
+    return load(data, where, isolate=isolate).parsed

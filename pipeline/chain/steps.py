@@ -86,8 +86,8 @@ class Read:
             raise with_hint(err, parser_hint(text_of(work.source, o.source_name)[0], str(err))) from None
         work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
         work.elided = elided_constants(loaded.parsed)  # before link #1 edits the proto the inline ones are named in
-        if o.check:  # the verifier judges the module as read, before link #1 edits it
-            work.read_proto = loaded.parsed.serialized()
+        if o.check or loaded.text is None:  # the verifier judges the module as read, before link #1 edits it
+            work.read_proto = loaded.parsed.serialized()  # (a proto given has no text to read again)
 
 
 class Reify:

@@ -2,14 +2,25 @@
 given files and folders (an `XLA_FLAGS=--xla_dump_to` folder) through the
 whole chain, one row each: its edges and their fates.
 
-Candidates are the files named, and the `*.txt` / `*.hlo` files under each
-folder (recursively), in sorted order. In a folder, a file whose first
-line is neither `HloModule …` nor the head of a computation (`ENTRY …`,
-`%name (…) -> … {`: a module written as XLA's unit tests write them) is
-skipped: XLA's buffer-assignment and memory-usage reports beside the dumps,
-any other text. A file named is read as HLO whatever it starts with: one
-that is not text (a binary proto) is an error row. A module without any
-`control-predecessors=` is skipped; the table's footer counts both. A module the chain
+Candidates are the files named, and the `*.txt` / `*.hlo` / `*.pb` /
+`*.jaxexport` files under each folder (recursively), in sorted order, each
+told apart by its content (`pipeline.chain.binary`): HLO text, XLA's
+`*.hlo.pb` (an HloProto) and HloSnapshots, a serialized HloModuleProto, a
+jax.export artifact (a row for each module with control edges it compiles
+to, as `sources.from_export` captures them). In a folder, a text file
+whose first line is neither `HloModule …` nor the head of a computation
+(`ENTRY …`, `%name (…) -> … {`: a module written as XLA's unit tests write
+them) is skipped, and so is a proto of another message: XLA's
+buffer-assignment and memory-usage reports and options beside the dumps,
+any other text; a module's proto that is broken (truncated, corrupted) is
+an error row. A file named is read as a module whatever it starts with.
+A module without control edges is skipped; the table's footer counts both.
+
+A stage XLA dumped both as text and as proto (`--xla_dump_hlo_as_text
+--xla_dump_hlo_as_proto`) is checked once, as its `.txt`; an HloSnapshot
+(`--xla_dump_hlo_snapshots`: the module XLA compiled, as it ran) once, as
+its compilation's after_optimizations dump, or as the first snapshot of it
+where there is none. The footer says so; the JSON lists them (`twins`). A module the chain
 refuses (XLA's parser or importer, any `ChainError`) is a row with the
 one-line error, and the run goes on. Each module is one task: in this
 process, in `jobs` spawned processes, or on a Dask cluster
@@ -52,14 +63,15 @@ from dataclasses import dataclass, field
 from passes.elision import elided_note
 from passes.errors import ChainError, first_line
 from pipeline.reading.text import decode
+from pipeline.chain import binary
 from pipeline.chain.hints import NO_CONTROL_EDGES
 from pipeline.cli import workers
 from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded, write_output
 from pipeline.verifier.report import COUNTS, EdgeCounts
-from pipeline.chain.sources import hlo_dump_name, hlo_module_name, looks_like_hlo, read_path
+from pipeline.chain.sources import export_modules, hlo_dump_name, hlo_module_name, looks_like_hlo, read_path
 
 PROG = "hlo2penguin check"
-SUFFIXES = (".txt", ".hlo")
+SUFFIXES = (".txt", ".hlo", ".pb", ".jaxexport")  # text; XLA's *.hlo.pb and snapshots; jax.export artifacts
 CONTROL_PREDECESSORS = b"control-predecessors="
 WIDTH = 100      # the table's width when stdout is not a terminal (and COLUMNS is not set)
 MIN_NAMES = 24   # the name columns are never narrower: past that, the line is wider than the terminal
@@ -97,6 +109,7 @@ class CheckSummary:
     no_control_edges: int = 0  # candidates skipped: an HLO module without control edges
     paths: list[str] = field(default_factory=list)  # the paths given
     folder: str = ""           # the folder common to the rows' files (their `file` is relative to it), if any
+    twins: list[tuple[str, str]] = field(default_factory=list)  # (file not checked again, the file checked for it)
 
     def totals(self) -> dict[str, int]:
         totals = EdgeCounts.summed(self.modules)
@@ -110,7 +123,8 @@ class CheckSummary:
 
     def as_dict(self) -> dict:
         return {"modules": [r.as_dict() for r in self.modules], "totals": self.totals(),
-                "skipped": {"not_hlo": self.not_hlo, "no_control_edges": self.no_control_edges}}
+                "skipped": {"not_hlo": self.not_hlo, "no_control_edges": self.no_control_edges},
+                "twins": [{"path": twin, "checked_as": kept} for twin, kept in self.twins]}
 
     @property
     def nothing_to_check(self) -> str | None:
@@ -160,6 +174,7 @@ class CheckSummary:
             lines.append(f"the totals add up {_counted(len(self.modules), 'row')}: {stages}")
         if self.folder:
             lines.append(f"files under {self.folder}")
+        lines += self.twin_lines()
         skipped = self.not_hlo + self.no_control_edges
         lines.append(f"skipped {skipped} file(s): {self.not_hlo} not an HLO module, "
                      f"{self.no_control_edges} without control edges")
@@ -183,6 +198,21 @@ class CheckSummary:
             names = [(fallback(r), stage) if seen[(m, stage)] > 1 else (m, stage)
                      for r, (m, stage) in zip(self.modules, names)]
         return names
+
+    def twin_lines(self) -> list[str]:
+        """What was checked once though dumped twice: a stage as text and as
+        proto (its .txt is the row), the module an HloSnapshot holds (its
+        compilation's after_optimizations dump is the row)."""
+        protos = sum(not _is_snapshot(t) for t, _ in self.twins)
+        snapshots = len(self.twins) - protos
+        lines = []
+        if protos:
+            lines.append(f"{_counted(protos, 'stage')} dumped both as text and as proto: checked once, "
+                         f"as the .txt")
+        if snapshots:
+            lines.append(f"{_counted(snapshots, 'snapshot')} (the module XLA ran): checked once, as its "
+                         f"compilation's after_optimizations dump (or first snapshot)")
+        return lines
 
     def stages(self) -> str | None:
         """`1 module at 8 stages`, `4 modules at 3 stages each`, `3 modules at 1 to 4 stages`
@@ -257,15 +287,17 @@ class Candidate:
     module: str  # the name after `HloModule`
     stage: str | None = None  # the stage XLA's dump name says
     compilation: tuple = ()
+    data: str | None = None  # the module's text, where the file holds several (a jax.export artifact)
 
 
 def _bad_path(path: str, reason: str) -> UsageError:
     return UsageError(f"cannot read input '{path}': {reason}; give HLO text files or XLA dump folders (--xla_dump_to)")
 
 
-def find_modules(paths) -> tuple[list[Candidate], int, int]:
-    """The HLO modules with control edges under `paths`, and how many
-    candidates were skipped as not HLO and as without control edges (no
+def find_modules(paths) -> tuple[list[Candidate], int, int, list[tuple[str, str]]]:
+    """The HLO modules with control edges under `paths`, how many
+    candidates were skipped as not HLO and as without control edges, and the
+    twins not checked again (`_twins`: (file, the file checked)) (no
     module at all is not an error: the caller says there is nothing to
     check). UsageError for a path that does not exist, is not a file or a
     folder, or cannot be read."""
@@ -287,11 +319,23 @@ def find_modules(paths) -> tuple[list[Candidate], int, int]:
         else:
             raise _bad_path(path, "No such file or directory")
     modules, not_hlo, no_edges, seen = [], 0, 0, set()
+    twins = _twins([path for path, _ in files])
     for path, named in files:
         if os.path.realpath(path) in seen:  # named twice, or a file inside a folder also named
             continue
         seen.add(os.path.realpath(path))
+        if path in twins:  # the same module as a file checked (a stage as text and as proto, a snapshot)
+            continue
         data = read_path(path)
+        kind = binary.sniff(data) if data.strip() else "text"
+        if kind != "text":
+            found = _binary_candidates(path, data, kind, named)
+            if found is None:
+                not_hlo += 1
+            elif not found:
+                no_edges += 1
+            modules += found or []
+            continue
         head = data[:4096].decode("utf-8", "replace")
         if not named and not looks_like_hlo(head):
             not_hlo += 1
@@ -304,7 +348,70 @@ def find_modules(paths) -> tuple[list[Candidate], int, int]:
             dump = hlo_dump_name(path, module)
             compilation = (os.path.dirname(os.path.realpath(path)), dump.module_id) if dump else (path,)
             modules.append(Candidate(path, module or os.path.basename(path), dump and dump.stage, compilation))
-    return modules, not_hlo, no_edges
+    return modules, not_hlo, no_edges, sorted(twins.items())
+
+
+# [prefix.]module_NNNN.<module>.snapshot.<run>.pb: XLA's HloSnapshot of one run of a compiled module
+_SNAPSHOT = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\..+\.snapshot\.-?\d+\.pb$")
+_AFTER_OPTIMIZATIONS = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\..*after_optimizations\.(?:txt|hlo\.pb)$")
+
+
+def _is_snapshot(path: str) -> bool:
+    return _SNAPSHOT.match(os.path.basename(path)) is not None
+
+
+def _twins(paths: list[str]) -> dict[str, str]:
+    """{file: the file checked in its place}: a stage's `*.hlo.pb` where its
+    `*.txt` is there too (XLA dumped both); an HloSnapshot (the module XLA
+    compiled, and ran) where its compilation's after_optimizations dump is
+    there, or another snapshot of it is (the same module, other arguments)."""
+    real = {os.path.realpath(p): p for p in paths}
+    compiled: dict[tuple[str, str], str] = {}  # (folder, module id) → its after_optimizations dump (the .txt first)
+    for p in sorted(paths, key=lambda p: not p.endswith(".txt")):
+        m = _AFTER_OPTIMIZATIONS.match(os.path.basename(p))
+        if m:
+            compiled.setdefault((os.path.dirname(os.path.realpath(p)), m.group("id")), p)
+    twins = {}
+    for p in paths:
+        r = os.path.realpath(p)
+        if r.endswith(".hlo.pb") and r[:-len(".hlo.pb")] + ".txt" in real:
+            twins[p] = real[r[:-len(".hlo.pb")] + ".txt"]
+            continue
+        m = _SNAPSHOT.match(os.path.basename(p))
+        if m:
+            key = (os.path.dirname(r), m.group("id"))
+            if key in compiled:
+                twins[p] = compiled[key]
+            else:
+                compiled[key] = p  # the first snapshot of its compilation is checked
+    return twins
+
+
+def _binary_candidates(path: str, data: bytes, kind: str, named: bool) -> list[Candidate] | None:
+    """The modules with control edges in a binary file (empty: none has
+    any); None for a file in a folder that holds no module (XLA's other
+    *.pb: options, memory-usage reports). A file named that holds none is
+    an error row: the chain says why."""
+    where = os.path.dirname(os.path.realpath(path))
+    try:
+        if kind == "jax.export":
+            captured = export_modules(data, path)
+            return [Candidate(path, m.name.split(":", 1)[0], m.stage, (path,), m.hlo_text)
+                    for m in captured.modules]
+        found = binary.read_binary(data, path)
+    except ChainError as err:  # named, or a module's proto broken: an error row (the chain says why)
+        broken = not isinstance(err, binary.BadBinary) or err.broken
+        return [Candidate(path, os.path.basename(path), compilation=(path,))] if named or broken else None
+    if not found.control_edges:
+        return []
+    name = found.proto.name
+    dump = hlo_dump_name(path, name) if path.endswith(".hlo.pb") else None
+    snapshot = _SNAPSHOT.match(os.path.basename(path))
+    if dump is not None:
+        return [Candidate(path, name, dump.stage, (where, dump.module_id))]
+    if snapshot is not None:
+        return [Candidate(path, name, "snapshot", (where, int(snapshot.group("id"))))]
+    return [Candidate(path, name, compilation=(path,))]
 
 
 def _is_text(data: bytes) -> bool:
@@ -353,9 +460,10 @@ def check(paths, *, jobs: int | None = None, scheduler: str | None = None, progr
     from pipeline.chain.options import Options
 
     Options(**chain_options)  # an unknown dialect or scope fails before any module is read
-    candidates, not_hlo, no_edges = find_modules(paths)
+    candidates, not_hlo, no_edges, twins = find_modules(paths)
     # A Dask worker may be another machine: it gets the text; a local process reads the file itself.
-    tasks = [(c.path, c.module, read_path(c.path) if scheduler else None, chain_options) for c in candidates]
+    tasks = [(c.path, c.module, c.data if c.data is not None else read_path(c.path) if scheduler else None,
+              chain_options) for c in candidates]
     with workers.progress_bar(len(tasks), enabled=progress, unit="module") as bar:
         rows = workers.run(check_module, tasks, jobs=jobs or os.cpu_count() or 1, scheduler=scheduler,
                            on_done=lambda i: bar.update(1))
@@ -363,23 +471,25 @@ def check(paths, *, jobs: int | None = None, scheduler: str | None = None, progr
     for row, c in zip(rows, candidates):
         row.file = os.path.relpath(c.path, folder) if folder else c.path
         row.stage, row.compilation = c.stage, c.compilation
-    return CheckSummary(rows, not_hlo, no_edges, [os.fspath(p) for p in paths], folder)
+    return CheckSummary(rows, not_hlo, no_edges, [os.fspath(p) for p in paths], folder, twins)
 
 
 def build_parser() -> Parser:
     p = Parser(prog=PROG, description=(
         "Run every HLO module with control edges in the given files and folders (an XLA --xla_dump_to "
-        "folder: its *.txt and *.hlo files) through the chain, and table each module's control edges and "
+        "folder: its *.txt, *.hlo, *.pb and *.jaxexport files, told apart by content; a stage dumped both as "
+        "text and as proto is checked once) through the chain, and table each module's control edges and "
         "their fates: a row per module and stage (a name too long cut from its front). Exit 0 if every "
         "edge is carried, or if there is nothing to check (no HLO module with control edges: one line on "
         "stderr says what was found); 1 if an edge is lost, a dep edge is spurious or a module is an error "
         "row (the chain refuses it, or a file named is not text); 2 on bad input: a path that does not "
         "exist, is not a file or a folder, or cannot be read, or a bad option."))
-    p.add_argument("paths", nargs="+", metavar="PATH", help="an HLO text file, or a folder of them")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="an HLO module (text, *.hlo.pb, a snapshot, a jax.export artifact), or a folder of them")
     p.add_argument("--json", action="store_true",
                    help="JSON: {\"modules\": [{\"path\", \"module\", \"file\", \"stage\", counts, \"error\"}, ...], "
-                        "\"totals\": {...}, \"skipped\": {...}}; a module whose constants XLA's dump elided has "
-                        "\"elided_constants\": [{\"computation\", \"name\"}, ...]")
+                        "\"totals\": {...}, \"skipped\": {...}, \"twins\": [{\"path\", \"checked_as\"}, ...]}; a module "
+                        "whose constants XLA's dump elided has \"elided_constants\": [{\"computation\", \"name\"}, ...]")
     p.add_argument("--jobs", type=int, metavar="N", help="modules in N parallel processes (default: every core)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the modules on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786)")

@@ -22,7 +22,7 @@ from pipeline.xla import worker as xla_child
 from pipeline.chain.example import EXAMPLE_HLO, EXAMPLE_NAME
 
 PROG = "hlo2penguin"
-STAGES = ("penguin", "hlo", "mlir", "flat-mlir", "report", "dot")
+STAGES = ("penguin", "hlo", "hlo-proto", "mlir", "flat-mlir", "report", "dot")
 PLOT_FORMATS = ("png", "svg")  # printer.penguin.drawing.PLOT_FORMATS (not imported here: --help stays light)
 
 
@@ -41,10 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
         "'hlo2penguin regress [DIR]' runs the regression corpus; "
         "'hlo2penguin verify MODULE PROGRAM.py' checks a Penguin program against its HLO."))
     p.add_argument("input", nargs="?", metavar="INPUT",
-                   help="HLO text file, or '-' for standard input (default: the built-in example)")
+                   help="HLO module: text, or binary (XLA's *.hlo.pb or snapshot, a serialized HloModuleProto, "
+                        "a jax.export artifact: told apart by content), or '-' for standard input (default: "
+                        "the built-in example)")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
     p.add_argument("--emit", choices=STAGES, default="penguin",
                    help="what to write: penguin = the Penguin program (default), hlo = after link #1, "
+                        "hlo-proto = after link #1 as a serialized HloModuleProto (binary: -o FILE or a pipe), "
                         "mlir = after link #2 (XLA's importer), flat-mlir = after link #3, "
                         "report = every HLO control edge and its fate, "
                         "dot = the Penguin program's data and dep edges as Graphviz DOT")
@@ -99,9 +102,12 @@ def check_combination(args: argparse.Namespace) -> None:
         raise UsageError("--emit flat-mlir shows link #3's output; it cannot go with --no-flatten")
     if args.json and args.emit != "report":
         raise UsageError(f"--json writes the report as JSON: it goes with --emit report, not --emit {args.emit}")
-    if args.check and args.emit == "hlo":
-        raise UsageError("--check judges the Penguin program, and --emit hlo stops after link #1: "
+    if args.check and args.emit in ("hlo", "hlo-proto"):
+        raise UsageError(f"--check judges the Penguin program, and --emit {args.emit} stops after link #1: "
                          "drop --check, or emit another stage")
+    if args.emit == "hlo-proto" and args.output is None and sys.stdout.isatty():
+        raise UsageError("--emit hlo-proto writes a binary proto, not for a terminal: give -o FILE, "
+                         "or redirect standard output")
     if args.plot is None and (args.plot_function or args.plot_nested):
         flag = "--plot-function" if args.plot_function else "--plot-nested"
         raise UsageError(f"{flag} says what --plot draws: give --plot OUT.png|OUT.svg too")
@@ -117,11 +123,19 @@ def run(args: argparse.Namespace):
     from pipeline.chain.steps import Reify, run as run_chain
 
     data, source = read_input(args.input)
-    stop_after = Reify.name if args.emit == "hlo" and args.plot is None else None
+    stop_after = None
+    if args.plot is None and args.emit in ("hlo", "hlo-proto"):  # the chain stops after link #1 (and writing it)
+        stop_after = Reify.name if args.emit == "hlo" else "write"
+    data = _module_of_export(data, source, args.quiet)
     chain = run_chain(data, stop_after=stop_after, **chain_options(args),
                       debug_info=args.debug_info, source_name=source)  # errors name the input, not the module
     if args.emit == "hlo":
         return chain.hlo, chain.link1, chain.module() if args.plot is not None else None
+    if args.emit == "hlo-proto":
+        from pipeline.xla.isolated import read_proto
+
+        read_proto(chain.hlo_proto, f"{source} after link #1", isolate=True)  # XLA reads what is written
+        return chain.hlo_proto, chain.link1, chain.module() if args.plot is not None else None
     program = chain.module()
     if args.emit == "mlir":
         return chain.mlir, chain.report, program
@@ -136,6 +150,25 @@ def run(args: argparse.Namespace):
         from printer.penguin.drawing import to_dot
         return to_dot(program), chain.report, program
     return chain.penguin_source, chain.report, program
+
+
+def _module_of_export(data, source: str, quiet: bool):
+    """`data`, or the module the chain takes from a jax.export artifact
+    (`binary.export_module`: one compilation, here), said on stderr: it
+    compiles to several."""
+    if not isinstance(data, bytes):
+        return data
+    from pipeline.chain import binary
+    from pipeline.chain.sources import export_module
+
+    if binary.sniff(data) != "jax.export":
+        return data
+    module = export_module(data, source)
+    if not quiet:
+        print(f"{PROG}: {source}: a jax.export artifact: the program is of {module.name}, the last module XLA "
+              f"dumped with control edges as it compiled it; '{PROG} check {source}' checks each one",
+              file=sys.stderr)
+    return module
 
 
 def plot_format(path: str) -> str:
@@ -269,7 +302,8 @@ def build_verify_parser() -> argparse.ArgumentParser:
         "Check a Penguin program against the HLO module it came from, from these two alone: every "
         "control edge of the HLO (read by XLA's parser) and its fate in the executed program, and every "
         "dep edge no HLO edge accounts for. Exit 1 if an edge is lost or a dep edge is spurious."))
-    parser.add_argument("module", metavar="MODULE", help="the HLO text the program came from")
+    parser.add_argument("module", metavar="MODULE", help="the HLO module the program came from (text, or binary: "
+                                                        "*.hlo.pb, a snapshot, a serialized HloModuleProto)")
     parser.add_argument("program", metavar="PROGRAM.py", help="the Penguin program (it is run)")
     parser.add_argument("-o", "--output", metavar="OUT", help="write the report here instead of standard output")
     parser.add_argument("--json", action="store_true", help="the report as JSON")

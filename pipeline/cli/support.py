@@ -113,12 +113,18 @@ def refuse_overwriting_inputs(output: str | None, inputs, what: str = "-o") -> N
             raise UsageError(f"{what} {shown} is the input: give another output file, or the input is lost")
 
 
-def write_output(path: str | None, text: str) -> None:
-    """Write atomically: a failed run never leaves a partial file behind."""
+def write_output(path: str | None, text: str | bytes) -> None:
+    """Write atomically: a failed run never leaves a partial file behind
+    (bytes as they are: `--emit hlo-proto`)."""
     if path is None:
-        sys.stdout.write(text)
+        if isinstance(text, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(text)
         return
-    commit_file(stage_file(path, text.encode("utf-8"), "output"), path, "output")
+    commit_file(stage_file(path, text if isinstance(text, bytes) else text.encode("utf-8"), "output"), path, "output")
 
 
 def stage_file(path: str, data: bytes, what: str) -> str:

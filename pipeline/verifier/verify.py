@@ -66,8 +66,8 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
         print(report.summary())   # 3 HLO control edge(s): 3 preserved, ...
 
     A program made from another module is a VerifyError that says so.
-    `hlo`: HLO text, bytes, a path, or XLA's parse of it (a
-    `pipeline.reading.parsed.Parsed`). `program`: a Penguin `Module`, the source of a
+    `hlo`: HLO text, bytes, a path (text, or a binary module:
+    `pipeline.chain.binary`), or XLA's parse of it (a `pipeline.reading.parsed.Parsed`). `program`: a Penguin `Module`, the source of a
     program, or the path of a `.py` program (it is run). `link1`: link #1's
     own account, {(computation, pred, succ): edge}, shown beside each edge
     and never used to judge it. `isolate`: XLA parses in a child process."""
@@ -75,6 +75,14 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
     from pipeline.reading.elided import elided_constants
     from pipeline.reading.parsed import Parsed
 
+    if not isinstance(hlo, Parsed):  # a binary module (a proto, a jax.export artifact): XLA reads it
+        from pipeline.chain.sources import parsed_if_binary
+        from pipeline.xla.native import XlaRejected
+
+        try:
+            hlo = parsed_if_binary(hlo, source, isolate=isolate)
+        except XlaRejected as err:
+            raise VerifyError(str(err)) from None
     text, where = (hlo, source or hlo.source or "<hlo>") if isinstance(hlo, Parsed) else hlo_text(hlo, source)
     module = program_module(program)
     # The verdict builds large graphs and keeps them to the end: the cyclic

@@ -12,6 +12,7 @@ a line `<command> <length>` and `length` bytes; the answer is a line
     parse   HLO text         → ok: XLA's serialized HloModuleProto | refused: XLA's message
     import  serialized proto → ok: StableHLO bytecode               | failed: the importer's message
     print   serialized proto → ok: XLA's printing of the module     | refused: XLA's message
+    read    serialized proto → ok: nothing (XLA reads the module)   | refused: XLA's message
     compile pieces of a long Penguin program (marshal) → ok: their code objects (marshal)
 
 The parent starts the child before it has anything to ask, so that Python
@@ -41,6 +42,9 @@ def serve(stdin, stdout) -> None:
         try:
             if command == "parse":
                 _answer(stdout, "ok", native.parse_to_proto(payload.decode("utf-8")))
+            elif command == "read":  # a module given as a proto: XLA's reading of it is its verdict
+                native.read_proto(payload)
+                _answer(stdout, "ok", b"")
             elif command == "print":
                 _answer(stdout, "ok", native.print_proto(payload).encode())
             elif command == "compile":  # pieces of a long Penguin program (pipeline.verifier.program)

@@ -15,7 +15,7 @@ from pipeline.xla import worker as xla_child
 from pipeline.xla.worker import WorkerDied, WorkerGone, XlaWorker, how_it_ended
 
 __all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "check",
-           "first_said", "parse", "parse_with_xla", "print_module", "refusal"]
+           "first_said", "parse", "parse_with_xla", "print_module", "read_proto", "refusal"]
 
 
 # The `%t#i` operand; jaxlib 0.10.2's parser does not know it (pipeline.xla.versions).
@@ -91,6 +91,23 @@ def print_module(data: bytes, source: str | None = None, *, isolate: bool = Fals
         said = answer.decode("utf-8", "replace")
         raise _refused_proto(source, first_said(said) or said)
     return answer.decode("utf-8")
+
+
+def read_proto(data: bytes, source: str | None = None, *, isolate: bool = False,
+               worker: XlaWorker | None = None) -> None:
+    """XLA's verdict on a module given as a serialized HloModuleProto (an
+    input, not link #1's output): XlaRejected, `source: XLA refuses the
+    module: REASON`, if XLA's proto reader refuses it (or, with `isolate`,
+    aborts on it)."""
+    if not isolate:
+        try:
+            return native.read_proto(data)
+        except Exception as err:  # jaxlib raises its own error type
+            raise _refused_proto(source, first_said(str(err)) or str(err)) from None
+    status, answer = _in_child(worker, "read", data, "XLA reading the module", source)
+    if status != "ok":
+        said = answer.decode("utf-8", "replace")
+        raise _refused_proto(source, first_said(said) or said)
 
 
 # What a module's header sets in XLA's HloModuleConfig, which its proto does

@@ -73,6 +73,13 @@ def parse_to_proto(text: str) -> bytes:
     return xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto()
 
 
+def read_proto(proto: bytes) -> None:
+    """XLA's reading of a serialized HloModuleProto (`HloModule::CreateFromProto`:
+    ids, operands, called computations, the entry); XLA's own error as it raised it.
+    jaxlib exposes no HloVerifier: this is the check XLA makes of every proto it reads."""
+    xla_hlo.HloModule.from_serialized_hlo_module_proto(proto)
+
+
 def print_proto(proto: bytes) -> str:
     """XLA's printing of a serialized HloModuleProto (with `print_options`)."""
     return xla_hlo.HloModule.from_serialized_hlo_module_proto(proto).to_string(print_options())

@@ -58,6 +58,7 @@ from pipeline.reading.text import HloSyntaxError, decode
 from passes.mlir import STABLEHLO, FlattenControlDepTupleOperands, FlattenResult
 from pipeline.cli import hlo2penguin as cli
 from pipeline.cli import opt
+from pipeline.chain.binary import BadBinary
 from pipeline.chain.sources import UnreadableInput
 from pipeline.xla.importer import ImportFailed, UnknownDialect, import_hlo
 from pipeline.xla.mlir_context import make_context
@@ -107,6 +108,7 @@ def control_dep_call(*operands: str) -> str:
 
 # The head of a serialized HloModuleProto (jaxlib 0.10.2's, of GOOD): binary, not UTF-8.
 PROTO = b"\n\x01m\x12\x04main\x1a\x80\x02\n\x04main\x12(\n\x01x\x12\tparameter\x1a\x10\x10\x0b\x1a\x01"
+PROTO_CUT = PROTO.index(b"\x1a")  # its computations field (3, length 256: 0x80 0x02), cut short
 
 CALL_NO_OPERANDS = f"""\
 func.func @main(%d: tensor<4xf32>) -> tensor<4xf32> {{
@@ -386,8 +388,12 @@ ROWS = [
     # -- hlo2penguin: no HLO text, refused before XLA's parser ------------------
     hlo("empty", b"", "in.hlo:1:1: input is empty; expected an HLO module",
         api=TEXT_STR, error=HloSyntaxError, script=True),
-    hlo("binary-proto", PROTO, "in.hlo:2:10: " + NOT_UTF8.format(0x80),
-        api=TEXT, error=HloSyntaxError, script=True),
+    # Told apart by content: a proto's head, cut inside its first computation (the proto's own bytes say where).
+    hlo("binary-proto", PROTO, "in.hlo: a truncated or corrupted proto (and no jax.export artifact): protobuf "
+        f"decoding fails at byte {PROTO_CUT} of {len(PROTO)} bytes: field 3 needs 256 bytes, "
+        f"{len(PROTO) - PROTO_CUT - 3} remain (truncated); dump it again, or give HLO text, XLA's "
+        "*.hlo.pb or snapshot, a serialized HloModuleProto, or a jax.export artifact",
+        api=(via_run, via_run_isolated), error=BadBinary, script=True),
     hlo("byte-order-mark", b"\xef\xbb\xbf" + GOOD.encode(),
         "in.hlo:1:1: the input starts with a byte-order mark (U+FEFF), which XLA's parser refuses too; "
         "save it as UTF-8 without one", api=TEXT_STR, error=HloSyntaxError),

@@ -74,7 +74,7 @@ NOT_HLO = {
         "Total bytes used: 48 (48B)\n\nAllocations sorted by size:\n\ncumulative_size; total_size - ...\n",
 }
 NOT_CANDIDATES = {"module_0008.jit_f.ir-no-opt.ll": "; ModuleID = '__compute_module'\n",
-                  "module_0008.jit_f.before_optimizations.hlo.pb": "\x08\x01"}
+                  "module_0008.jit_f.obj-file.__compute_module.o": "\x7fELF\x02\x01"}
 
 
 def make_dump_folder(root: Path) -> Path:
@@ -158,7 +158,7 @@ def test_json_has_a_row_per_module_as_the_chain_reports_it_and_their_sums(folder
     assert status == 1  # two modules refused
     assert err == ""  # no terminal: no progress bar, nothing else
     summary = json.loads(out)
-    assert set(summary) == {"modules", "totals", "skipped"}
+    assert set(summary) == {"modules", "totals", "skipped", "twins"}
     assert [r["path"] for r in summary["modules"]] == modules_with_edges(folder)  # sorted, refused ones included
     for row in summary["modules"]:
         assert list(row) == ["path", "module", "file", "stage", *COUNTS, "error"]
