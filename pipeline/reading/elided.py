@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from passes.hlo.proto import local_id
 from pipeline.reading.names import _NAME, _SKIP, _after_comma, _opcode_after
 
 # `{...}` as XLA's lexer reads it: `{`, the `...` token, `}`, blanks between.
