@@ -182,9 +182,8 @@ def fan_in_figures(sizes: list[int], repeat: int, module: int = 0) -> list[dict]
     """F: the check and the verifier on a fan-in of each of `sizes` edges
     (the smallest and the largest), their growth over the growth of XLA's
     parse of the same modules; "F module" with `module` instructions."""
-    import jaxlib._hlo as xla_hlo
-
     import pipeline
+    from pipeline.xla import native
 
     small, large = sizes[0], sizes[-1]
     seconds: dict[tuple[str, int], float] = {}
@@ -192,7 +191,7 @@ def fan_in_figures(sizes: list[int], repeat: int, module: int = 0) -> list[dict]
         text = fan_in(edges)
         program = pipeline.run(text, isolate=False).penguin_source
         seconds["anchor", edges] = median_time(
-            lambda: xla_hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto(), repeat)
+            lambda: native.parse_to_proto(text), repeat)
         seconds["F check", edges] = median_time(lambda: pipeline.run(text, isolate=False, check=True), repeat)
         seconds["F verify", edges] = median_time(lambda: pipeline.verify(text, program), repeat)
     anchor_growth = seconds["anchor", large] / seconds["anchor", small]

@@ -7,6 +7,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 README = REPO / "README.md"
+DOCS = REPO / "docs"
 CORPUS = TESTS / "corpus"
 PIPELINE_DUMPS = TESTS / "pipeline_dumps"
 XLA_STYLE = TESTS / "xla_style"

@@ -38,6 +38,7 @@ from google.protobuf.message import DecodeError
 
 from passes.errors import ChainError
 from passes.hlo import proto as hlo_proto
+from pipeline.reading.parsed import decode_proto
 
 __all__ = ["BadBinary", "BinaryModule", "read_binary", "sniff"]
 
@@ -236,7 +237,7 @@ def _as_module(data: bytes):
     named and with instructions that have a name and an opcode, and an
     entry among them; else None."""
     try:
-        module = hlo_proto.decode(data)
+        module = decode_proto(data)
     except DecodeError:
         return None
     if not module.computations:

@@ -33,10 +33,11 @@ from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
+from pipeline.chain.binary import sniff
 from pipeline.chain.hints import parser_hint, with_hint
 from pipeline.chain.options import Options, resolve, takes_options
 from pipeline.chain.result import ChainResult, Reimported, Snapshot, execute
-from pipeline.chain.sources import load, text_of
+from pipeline.chain.sources import load, raw_of
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
 from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
@@ -75,6 +76,17 @@ class Work:
                            self.parsed.text if self.parsed is not None else None)
 
 
+def _parser_hint(source, source_name: str | None, message: str) -> str | None:
+    """The hint for XLA parser's refusal of a text input (a binary one has
+    none: its text would be XLA's printing, read in this process)."""
+    data = raw_of(source, source_name)[0]
+    if isinstance(data, bytes):
+        if sniff(data) != "text":
+            return None
+        data = data.decode("utf-8", errors="replace")
+    return parser_hint(data, message)
+
+
 class Read:
     name = "read"
 
@@ -83,7 +95,7 @@ class Read:
         try:
             loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
         except XlaRejected as err:  # the text read again, on this error path only: what to do next
-            raise with_hint(err, parser_hint(text_of(work.source, o.source_name)[0], str(err))) from None
+            raise with_hint(err, _parser_hint(work.source, o.source_name, str(err))) from None
         work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
         work.elided = elided_constants(loaded.parsed)  # before link #1 edits the proto the inline ones are named in
         if o.check or loaded.text is None:  # the verifier judges the module as read, before link #1 edits it

@@ -17,7 +17,7 @@ from pipeline.chain import sources
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.testing import assert_round_trip, differences, xla_outputs
 from pipeline.xla import native
-from paths import README
+from paths import DOCS, README
 
 X = np.arange(4, dtype=np.float32) - 1.5
 
@@ -175,8 +175,7 @@ def test_the_docs_example_failure_is_what_the_helper_prints():
     from pipeline.chain.example import EXAMPLE_HLO
     from pipeline.testing import assert_round_trip
 
-    root = next(p for p in pathlib.Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
-    page = (root / "docs" / "api.md").read_text()
+    page = (DOCS / "api.md").read_text()
     shown = re.search(r"with `flatten=False` on the built-in example:\n\n```\n(.*?)```", page, re.S).group(1)
     with pytest.raises(AssertionError) as failed:
         assert_round_trip(EXAMPLE_HLO, flatten=False, isolate=False)

@@ -28,6 +28,7 @@ import pipeline
 import proto_dumps
 from passes.errors import ChainError
 from passes.hlo import proto as hlo_proto
+from pipeline.reading.parsed import decode_proto
 from pipeline.chain import binary
 from pipeline.cli import hlo2penguin as cli
 from pipeline.xla import native
@@ -109,7 +110,7 @@ def snapshot_without_module(folder) -> tuple[bytes, str]:
 def refused_by_xla(folder) -> tuple[bytes, str]:
     """An operand id no instruction has: protobuf reads it, XLA's proto reader refuses it, in its words."""
     hlo = binary.HloProto.FromString(read(stage_with_edges(folder)))
-    module = hlo_proto.decode(hlo.hlo_module)
+    module = decode_proto(hlo.hlo_module)
     module.computations[-1].instructions[-1].operand_ids.append(99999)
     hlo.hlo_module = module.SerializeToString()
     try:
@@ -184,7 +185,7 @@ def test_a_proto_xla_reads_but_its_importer_aborts_on_is_one_line(dumped, tmp_pa
     names link #2 and XLA's reason (the index planted), exit 2, nothing written."""
     monkeypatch.chdir(tmp_path)
     hlo = binary.HloProto.FromString(read(named(dumped, "while_swap", "cpu_after_optimizations.hlo.pb")))
-    module = hlo_proto.decode(hlo.hlo_module)
+    module = decode_proto(hlo.hlo_module)
     gte = next(i for c in module.computations for i in c.instructions if i.opcode == "get-tuple-element")
     gte.tuple_index = 77
     hlo.hlo_module = module.SerializeToString()

@@ -65,7 +65,7 @@ from pipeline.xla.mlir_context import make_context
 from pipeline.xla.isolated import XlaRejected, parse, parse_with_xla
 from printer import print_penguin
 from pipeline.xla import native
-from paths import README
+from paths import DOCS, README
 
 BIN = os.path.dirname(sys.executable)
 SCRIPTS = {prog: shutil.which(prog, path=BIN) for prog in ("hlo2penguin", "hlo2penguin-opt")}
@@ -651,8 +651,7 @@ def test_the_docs_table_has_one_row_per_test_row():
     whose message is in backticks is one refused row of the same program
     (`…` abbreviates; the rows' {placeholders} are filled at run time), and
     each accepted row of the page ("accepted", "left alone") is an accepted one."""
-    root = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
-    table = (root / "docs" / "bad-input.md").read_text()
+    table = (DOCS / "bad-input.md").read_text()
     prog, documented = "hlo2penguin", []
     for line in table.splitlines():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]

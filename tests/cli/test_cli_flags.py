@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.cli.hlo2penguin import main
-from paths import PIPELINE_DUMPS, README
+from paths import DOCS, PIPELINE_DUMPS, README
 
 SMALL = """\
 HloModule small
@@ -167,8 +167,7 @@ def test_the_dialect_flag_says_the_links_the_docs_say():
     import pathlib
     import re
 
-    root = next(p for p in pathlib.Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
-    page = (root / "docs" / "cli.md").read_text()
+    page = (DOCS / "cli.md").read_text()
     links = re.search(r"\| `--dialect stablehlo\\\|mhlo` \| dialect of links #(\d)–#(\d)", page).groups()
     assert f"dialect of links #{links[0]}-#{links[1]}" in _help("pipeline.cli")
 

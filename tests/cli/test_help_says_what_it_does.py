@@ -124,7 +124,7 @@ def report_json(work):
 
 def check_json(work):
     code, out, _ = run_main("hlo2penguin check", ["module.txt", "--json", "--jobs", "1"])
-    assert code == 0 and set(json.loads(out)) == {"modules", "totals", "skipped"}
+    assert code == 0 and set(json.loads(out)) == {"modules", "totals", "skipped", "twins"}
 
 
 def check_output_json(work):

@@ -16,6 +16,7 @@ import pytest
 import pipeline
 import proto_dumps
 from passes.hlo import proto as hlo_proto
+from pipeline.reading.parsed import decode_proto
 from pipeline.chain import binary
 from pipeline.chain.sources import from_export
 from pipeline.testing import assert_round_trip
@@ -75,7 +76,7 @@ def test_each_kind_is_read_by_its_content_whatever_its_name(both, tmp_path):
             got = pipeline.run(str(tmp_path / name), source_name="m")
             assert got.report.as_dict() == want, (kind, name)
             assert got.report.edges and got.source == str(tmp_path / name)
-        names = {i.name for c in hlo_proto.decode(binary.read_binary(data, kind).module).computations
+        names = {i.name for c in decode_proto(binary.read_binary(data, kind).module).computations
                  for i in c.instructions}
         assert {n for e in want["edges"] for n in (e["predecessor"], e["successor"])} <= names
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from passes.hlo import proto as hlo_proto
+from pipeline.reading.parsed import decode_proto
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.xla import native
 from pipeline.xla.isolated import XlaRejected, read_proto
@@ -17,7 +18,7 @@ def test_read_proto_is_xlas_verdict_in_the_child_and_here():
     good = native.parse_to_proto(EXAMPLE_HLO)  # XLA's own proto of the example
     for isolate in (False, True):
         assert read_proto(good, "m.pb", isolate=isolate) is None
-    module = hlo_proto.decode(good)
+    module = decode_proto(good)
     module.computations[-1].instructions[-1].operand_ids.append(424242)  # an id no instruction has
     bad = module.SerializeToString()
     with pytest.raises(Exception) as xla:
