@@ -1,8 +1,7 @@
-"""What link #1 asks of an instruction and says of an edge, for both of its
-rewrites: the general one (`passes.hlo.preserve_control_deps`, on the view)
-and the common case on XLA's protos (`passes.hlo.direct`). Those the
-direct lane asks read only `opcode` and `shape`, which the view's
-instructions and XLA's protos both have."""
+"""What link #1 (`passes.hlo.preserve_control_deps`) asks of an instruction
+and says of an edge. An instruction here is XLA's `HloInstructionProto`
+(`passes.hlo.proto`): the tests read its `opcode`, `shape` and, for an
+`async-start`, `called_computation_ids`."""
 
 from __future__ import annotations
 
@@ -69,9 +68,9 @@ def imports_as_future(instr, module=None) -> bool:
         return True
     if instr.opcode.endswith("-start") and instr.opcode[:-len("-start")] in _FUTURE_WRAPPED:
         return True
-    if instr.opcode != "async-start" or module is None or not instr.called:
+    if instr.opcode != "async-start" or module is None or not instr.called_computation_ids:
         return False
-    return module.root_opcode(instr.called[0]) in _FUTURE_WRAPPED
+    return module.root_opcode(instr.called_computation_ids[0]) in _FUTURE_WRAPPED
 
 
 def is_structural(instr) -> bool:
@@ -95,8 +94,7 @@ def looked_through(p, values: list, computation: str, name) -> tuple[list, list[
     """A predecessor `p` that is a parameter, or a tuple / get-tuple-element
     made of `values` (its structural sources): the values that stand in for
     it, the reasons, and why it is dropped ("" if it is not). `name` gives
-    an instruction's name as written (this runs on the view's instructions
-    and on XLA's protos: `passes.hlo.direct`)."""
+    an instruction's name as written."""
     reasons: list[str] = []
     params = [v for v in values if v.opcode == "parameter"]
     if params:

@@ -27,7 +27,7 @@ from passes.dialects import dialect
 from passes.hlo import Module, Parsed
 from passes.collector import no_cyclic_gc
 from passes.hlo.preserve_control_deps import PreserveControlDeps, PreserveResult
-from passes.hlo.view import view_of, write_back
+from passes.hlo.view import view_of
 from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
@@ -93,7 +93,6 @@ class Reify:
         with no_cyclic_gc():  # the view is many small objects and no cycles worth a collection
             work.module = view_of(work.parsed)
             work.link1 = PreserveControlDeps(**pass_values(work.options, PreserveControlDeps)).run(work.module)
-            write_back(work.module)
         return work.link1.changed
 
 
