@@ -98,12 +98,16 @@ class _Run:
             self.module.parsed.proto.frontend_attributes.map[HAS_CONTROL_DEPS] = HAS_CONTROL_DEPS_VALUE
         return result
 
-    def shape_bytes(self, instr) -> bytes:
-        """An instruction's shape, serialized (a tuple's element): once, however often it is bundled."""
-        found = self._shape_bytes.get(instr.id)
-        if found is None:
-            found = self._shape_bytes[instr.id] = instr.shape.SerializeToString()
-        return found
+    def shape_bytes(self, index: dict, ids: list[int]) -> list[bytes]:
+        """The instructions' shapes, serialized (a tuple's elements): each
+        once, however often it is bundled."""
+        cache, out = self._shape_bytes, []
+        for i in ids:
+            found = cache.get(i)
+            if found is None:
+                found = cache[i] = index[i].shape.SerializeToString()
+            out.append(found)
+        return out
 
     @property
     def taken(self) -> set[str]:
@@ -193,22 +197,33 @@ class _ComputationRewrite:
         for bundle in self.grown:
             shape = index[bundle].shape
             del shape.tuple_shapes[:]
-            shape.tuple_shapes.extend(self.pass_.shape_bytes(index[p]) for p in index[bundle].operand_ids)
+            shape.tuple_shapes.extend(self.pass_.shape_bytes(index, index[bundle].operand_ids))
         if self.made:
             self.splice()
 
     # -- one successor ------------------------------------------------------
 
     def reify(self, succ: int, preds: list[int]) -> None:
-        targets, why, start = self.carriers(succ)
-        if not targets:
-            for p in preds:
-                self.drop(p, succ, why)
-            return
-        s = self.index[succ]
-        direct = bool(s.operand_ids) and targets == [(succ, s.operand_ids[0])]
-        kept: list[tuple[int, list[int], list[str]]] = []  # (original, stand-ins, why)
+        index = self.index
+        s = index[succ]
+        ops = s.operand_ids
+        if (ops and not is_structural(s) and not pins_its_operands(s)
+                and not begins_async_pair(data := index[ops[0]]) and not is_buffer(data)):
+            targets, why, start, direct = [(succ, ops[0])], "", None, True  # S takes them at operand 0
+        else:
+            targets, why, start = self.carriers(succ)
+            if not targets:
+                for p in preds:
+                    self.drop(p, succ, why)
+                return
+            direct = False
+        kept: list[tuple[int, list[int] | None, list[str]]] = []  # (original, stand-ins or None for itself, why)
+        plain = True  # every kept predecessor stands for itself
         for p in preds:
+            opcode = index[p].opcode
+            if start is None and opcode not in NOT_PLAIN and not opens_async_pair(opcode):
+                kept.append((p, None, ()))  # the common case: p itself (what `stand_ins` gives it)
+                continue
             stand_ins, reasons, dropped = self.stand_ins(p, [t for t, _ in targets])
             if not dropped and start is not None:
                 after = next((v for v in stand_ins if v == start or self.depends_on(v, start)), None)
@@ -219,42 +234,42 @@ class _ComputationRewrite:
                 self.drop(p, succ, dropped)
             else:
                 kept.append((p, stand_ins, reasons))
+                plain = False
         if not kept:
             return
-        operands = list(dict.fromkeys(v for _, stand_ins, _ in kept for v in stand_ins))
+        if plain:
+            operands = list(dict.fromkeys([p for p, _, _ in kept]))
+        else:
+            operands = list(dict.fromkeys(v for p, stand_ins, _ in kept for v in (stand_ins or (p,))))
         for target, read in targets:
-            self.wrap(target, read, operands, direct)
+            self.wrap(target, read, operands, direct, plain)
         computation, edges, name, feeds = self.comp.name, self.result.edges, self.name, self.feeds
         succ_name = name(succ)
+        PRESERVED = Fate.PRESERVED
         for p, stand_ins, reasons in kept:
-            if direct and len(stand_ins) == 1 and stand_ins[0] == p:  # the common case, kept short
+            if direct and stand_ins is None:  # the common case, kept short
                 p_name = name(p)
-                edges.append(EdgeFate(computation, p_name, succ_name, Fate.PRESERVED,
-                                      ((p_name, name(feeds.get(succ, succ))),)))
+                edges.append(EdgeFate(computation, p_name, succ_name, PRESERVED, ((p_name, succ_name),)))
                 continue
+            stand_ins = stand_ins or [p]
             emitted = tuple((name(v), name(feeds.get(t, t))) for v in stand_ins for t, _ in targets)
             if direct and stand_ins == [p]:
-                fate = EdgeFate(computation, name(p), succ_name, Fate.PRESERVED, emitted)
+                fate = EdgeFate(computation, name(p), succ_name, PRESERVED, emitted)
             else:
                 if not direct:
-                    reasons = reasons + [why]
+                    reasons = [*reasons, why]
                 fate = EdgeFate(computation, name(p), succ_name, Fate.REROUTED, emitted, "; ".join(reasons))
             edges.append(fate)
 
     def carriers(self, succ: int) -> tuple[list[tuple[int, int]], str, int | None]:
-        """Where the edge can enter: [(op, value it reads)], and why there
-        (or, if nowhere, why not), and the start that carries it for a pinned
-        S (None otherwise). S itself at operand 0 when it can; otherwise each
-        op that reads S, looking through tuples and get-tuple-elements (they
-        are not ops after import, so an edge into one would have nothing to
-        land on); for a pinned S that nothing reads, its start."""
+        """Where the edge can enter when S cannot take it at its own operand
+        0: [(op, value it reads)], and why there (or, if nowhere, why not), and
+        the start that carries it for a pinned S (None otherwise). Each op
+        that reads S, looking through tuples and get-tuple-elements (they are
+        not ops after import, so an edge into one would have nothing to land
+        on); for a pinned S that nothing reads, its start."""
         index = self.index
         s = index[succ]
-        ops = s.operand_ids
-        if ops and not is_structural(s) and not pins_its_operands(s):
-            data = index[ops[0]]
-            if not begins_async_pair(data) and not is_buffer(data):
-                return [(succ, ops[0])], "", None
         found: list[tuple[int, int]] = []
         users, feeds, root = self.users, self.feeds, self.comp.proto.root_id
         reaches_root = succ == root
@@ -403,26 +418,28 @@ class _ComputationRewrite:
 
     # -- edits --------------------------------------------------------------
 
-    def wrap(self, target: int, data: int, preds: list[int], direct: bool) -> None:
-        """Make a control-dep custom-call feed `target` where it reads `data`."""
-        index = self.index
+    def wrap(self, target: int, data: int, preds: list[int], direct: bool, plain: bool = False) -> None:
+        """Make a control-dep custom-call feed `target` where it reads `data`
+        (`plain`: every predecessor stands for itself, so none is a future)."""
+        index, pass_ = self.index, self.pass_
         t = index[target]
         if target in self.feeds and t.operand_ids[-1] == data:
             self.merge(target, preds)
             return
         target_name = self.name(target)
         operands = preds
-        # A collective start imports as !stablehlo.future, which a tuple cannot
-        # hold: it stays a plain operand beside the bundle.
-        bundled = [p for p in preds if not self.future(p)] if self.pass_.bundle else ()
-        if bundled:
-            bundle = self.add(target, self.pass_.fresh_name(f"{target_name}.control-dep-bundle"), "tuple",
-                              bundled, None)
-            shape = index[bundle].shape
-            shape.element_type = hlo_proto.TUPLE
-            shape.tuple_shapes.extend(self.pass_.shape_bytes(index[p]) for p in bundled)
-            operands = [bundle] + [p for p in preds if self.future(p)]
-        cc = self.add(target, self.pass_.fresh_name(f"{target_name}.control-dep"), "custom-call",
+        if pass_.bundle:
+            # A collective start imports as !stablehlo.future, which a tuple
+            # cannot hold: it stays a plain operand beside the bundle.
+            bundled = preds if plain else [p for p in preds if not self.future(p)]
+            if bundled:
+                bundle = self.add(target, pass_.fresh_name(f"{target_name}.control-dep-bundle"), "tuple",
+                                  bundled, None)
+                shape = index[bundle].shape
+                shape.element_type = hlo_proto.TUPLE
+                shape.tuple_shapes.extend(pass_.shape_bytes(index, bundled))
+                operands = [bundle] if plain else [bundle] + [p for p in preds if self.future(p)]
+        cc = self.add(target, pass_.fresh_name(f"{target_name}.control-dep"), "custom-call",
                       operands + [data], target)
         call = index[cc]
         call.shape.CopyFrom(index[data].shape)
