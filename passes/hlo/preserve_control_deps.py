@@ -237,6 +237,8 @@ class _ComputationRewrite:
                 plain = False
         if not kept:
             return
+        if start is not None:
+            self.reordered = True  # the start may come before its predecessors: they move before it
         if plain:
             operands = list(dict.fromkeys([p for p, _, _ in kept]))
         else:
