@@ -228,7 +228,7 @@ class _ComputationRewrite:
             if not dropped and start is not None:
                 after = next((v for v in stand_ins if v == start or self.depends_on(v, start)), None)
                 if after is not None:
-                    dropped = (f"{why}; its start %{self.name(start)} cannot carry it either: "
+                    dropped = (f"{self.unread(succ)}; its start %{self.name(start)} cannot carry it either: "
                                f"%{self.name(after)} comes after %{self.name(start)} (a cycle)")
             if dropped:
                 self.drop(p, succ, dropped)
@@ -299,24 +299,25 @@ class _ComputationRewrite:
                     found.append((user, value))
             else:
                 stack.pop()
-        kind = "a tuple or get-tuple-element, which is no op after import" if is_structural(s) \
-            else f"a {s.opcode}, which cannot take an operand"
         if found:
             return found, f"%{self.name(succ)} ({s.opcode}) cannot carry it; the ops that read it do", None
         if reaches_root:
-            return [], (f"implied: %{self.name(succ)} ({kind}) is the result of %{self.comp.name}, "
+            return [], (f"implied: %{self.name(succ)} ({_kind(s)}) is the result of %{self.comp.name}, "
                         "which ends after every instruction in it"), None
-        why = f"%{self.name(succ)} is {kind}, and it has no user to carry the edge"
         start = self.start_of(succ)
         if start is None:
-            return [], why, None
+            return [], self.unread(succ), None
         target = (start, index[start].operand_ids[0])
         call = target[1]
         if call in feeds and feeds[call] == start:  # a call made here feeds it already: one call
             target = (call, index[call].operand_ids[-1])
         return [target], (f"%{self.name(succ)} ({s.opcode}) cannot take an operand and nothing reads it; "
-                          f"its start %{self.name(start)} carries the edge (ordering %{self.name(start)} after "
-                          f"it orders %{self.name(succ)} after it too)"), start
+                          f"its start %{self.name(start)} carries the edge (%{self.name(succ)} waits for "
+                          f"%{self.name(start)}: a stronger order)"), start
+
+    def unread(self, succ: int) -> str:
+        """Why nothing that reads S can carry its edges."""
+        return f"%{self.name(succ)} is {_kind(self.index[succ])}, and it has no user to carry the edge"
 
     def start_of(self, succ: int) -> int | None:
         """The start a pinned S waits for (through `*-update`s), if S is
@@ -567,6 +568,13 @@ class _ComputationRewrite:
             pending.append(new)
             stack.append(iter(self.inserted.get(new, ())))
         return out
+
+
+def _kind(s) -> str:
+    """What keeps `s` from taking an edge at an operand of its own."""
+    if is_structural(s):
+        return "a tuple or get-tuple-element, which is no op after import"
+    return f"a {s.opcode}, which cannot take an operand"
 
 
 def _reorder(instructions, order: list) -> None:
