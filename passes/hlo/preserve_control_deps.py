@@ -594,17 +594,22 @@ def _definition_order(order: list) -> list:
         return sorted(set(p.operand_ids) | set(p.control_predecessor_ids), key=position.__getitem__)
 
     for first in order:
-        stack = [(first, iter(deps(first)))]
+        if first.id in placed:
+            continue
+        stack, active = [(first, iter(deps(first)))], {first.id}
         while stack:
             node, pending = stack[-1]
             dep = next((d for d in pending if d not in placed), None)
             if dep is not None:
+                if dep in active:  # never made by the pass: it checks every reroute for a cycle
+                    raise RuntimeError(f"link #1 made a cycle through %{by_id[dep].name}")
+                active.add(dep)
                 stack.append((by_id[dep], iter(deps(by_id[dep]))))
                 continue
             stack.pop()
-            if node.id not in placed:
-                placed.add(node.id)
-                out.append(node)
+            active.discard(node.id)
+            placed.add(node.id)
+            out.append(node)
     return out
 
 
