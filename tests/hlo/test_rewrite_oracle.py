@@ -174,3 +174,27 @@ def test_random_orders_of_edges():
             values.append(f"v{i}")
         lines += [f"  ROOT r = f32[2] negate({values[-1]})", "}"]
         assert_link1_against_xla("\n".join(lines) + "\n", bundle=rng.random() < 0.5)
+
+
+def test_a_successor_without_an_operand_hands_its_edges_to_every_reader():
+    """%k (a constant) is read by %m1, %m2 and, through a tuple and a
+    get-tuple-element, %m3: each must come after %a in the output."""
+    text = """\
+HloModule readers
+
+ENTRY e {
+  x = f32[4] parameter(0)
+  a = f32[4] negate(x)
+  k = f32[4] constant({1, 2, 3, 4}), control-predecessors={a}
+  m1 = f32[4] multiply(x, k)
+  m2 = f32[4] add(k, x)
+  t = (f32[4], f32[4]) tuple(k, x)
+  g = f32[4] get-tuple-element(t), index=0
+  m3 = f32[4] negate(g)
+  ROOT r = (f32[4], f32[4], f32[4]) tuple(m1, m2, m3)
+}
+"""
+    for bundle in (False, True):
+        assert assert_link1_against_xla(text, bundle) == {Fate.REROUTED: 1}
+        out = run(text, bundle=bundle)
+        assert set(out.reified_edges(bundle)) == {("e", "a", m) for m in ("m1", "m2", "m3")}
