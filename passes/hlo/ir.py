@@ -106,10 +106,6 @@ class Computation:
         return [self.get(i) for i in ids]
 
     @property
-    def root(self) -> Instruction:
-        return self.get(self.proto.root_id)
-
-    @property
     def instructions(self) -> list[Instruction]:
         """Every instruction, in the order the proto lists them now."""
         return [self.get(i.id) for i in self.proto.instructions]
@@ -119,15 +115,6 @@ class Computation:
             if instr.name == name:
                 return instr
         raise KeyError(f"no instruction %{name} in computation %{self.name}")
-
-    def users(self) -> dict[Instruction, list[Instruction]]:
-        """Data users of every instruction, in the proto's order, each user once."""
-        instructions = self.instructions
-        users: dict[Instruction, list[Instruction]] = {i: [] for i in instructions}
-        for instr in instructions:
-            for operand in dict.fromkeys(instr.operands):
-                users.setdefault(operand, []).append(instr)
-        return users
 
     def __repr__(self) -> str:
         return f"<Computation %{self.name}: {len(self.proto.instructions)} instructions>"

@@ -90,7 +90,7 @@ class Reify:
     name = "link #1"
 
     def run(self, work: Work) -> bool:
-        with no_cyclic_gc():  # the view is many small objects and no cycles worth a collection
+        with no_cyclic_gc():  # XLA's protos as Python objects: many small ones, no cycles worth a collection
             work.module = view_of(work.parsed)
             work.link1 = PreserveControlDeps(**pass_values(work.options, PreserveControlDeps)).run(work.module)
         return work.link1.changed
