@@ -150,3 +150,53 @@ class Module:
 
     def __repr__(self) -> str:
         return f"<Module {self.name}: {len(self.computations)} computation(s) with control edges>"
+
+
+class Readers:
+    """Link #1's index of data users of each instruction (ids), in program order (those read
+    from the proto in the text's order, then those the pass made, in the
+    order made), each as the computation stands when first asked for, kept
+    true by the pass's edits after. Only what a search asks for is made: the
+    readers of an instruction come from an index of the proto's operand ids,
+    built on the first search."""
+
+    def __init__(self, index: dict, listed: list, made: set[int]):
+        self.index, self.listed, self.made = index, listed, made
+        self.map: dict[int, list[int]] = {}
+        self.made_readers: dict[int, list[int]] = {}  # of one not asked for yet
+        self._readers: dict[int, list[int]] | None = None
+
+    def readers(self, instr: int) -> list[int]:
+        """The instructions XLA read that read `instr`, in the text's order."""
+        if self._readers is None:
+            readers: dict[int, list[int]] = {}
+            for p in sorted(self.listed, key=lambda p: local_id(p.id)):
+                for o in set(p.operand_ids):
+                    readers.setdefault(o, []).append(p.id)
+            self._readers = readers
+        return [] if instr in self.made else self._readers.get(instr, [])
+
+    def of(self, instr: int) -> list[int]:
+        found = self.map.get(instr)
+        if found is None:
+            readers = self.readers(instr) + self.made_readers.pop(instr, [])
+            index = self.index
+            found = self.map[instr] = [u for u in readers if instr in index[u].operand_ids]
+        return found
+
+    def set(self, instr: int, users: list[int]) -> None:
+        self.map[instr] = users
+
+    def remove(self, operand: int, user: int) -> None:
+        """`user` reads `operand` no more."""
+        if operand in self.map:
+            self.map[operand] = [u for u in self.map[operand] if u != user]
+
+    def add(self, operand: int, user: int) -> None:
+        if operand in self.map:
+            self.map[operand].append(user)
+        else:
+            self.made_readers.setdefault(operand, []).append(user)
+
+    def bound(self) -> int:
+        return len(self.index)

@@ -24,46 +24,30 @@ docs/design.md#predecessors-without-a-value-after-import-and-async-pairs):
   unless that would make a cycle.
 Whatever cannot be kept is dropped and reported, never lost silently.
 
-The pass is one rewrite, run straight on XLA's `HloModuleProto`
-(`passes.hlo.view.view_of` finds the computations with edges): instructions
-are XLA's instruction protos, named by id, edited in place; each
-instruction it makes is added to its computation with the next free id,
-and one sort at the end puts it before the one it feeds (XLA reads a
-proto's instructions operands first), in the schedule too if the module
-has one. The common case (S takes its edges at its own operand 0, from
-predecessors that stand for themselves) searches nothing: a few field
-reads, one custom-call added, operand 0 rewired. A successor that needs a
-search (its readers, a start's matching done) builds the index of readers
-once, and the search is a loop over an explicit stack: no depth of tuples,
-get-tuple-elements or async chains is too deep.
+One rewrite, on XLA's `HloModuleProto` (`passes.hlo.view.view_of`):
+instructions are XLA's protos, by id, edited in place; a made one gets the
+next free id, and one sort at the end puts it before the one it feeds
+(`passes.hlo.view.splice`). The common case (S takes its edges at operand 0
+from predecessors that stand for themselves) searches nothing; a search
+(S's readers, a start's done) indexes the readers once and walks an
+explicit stack: no depth of tuples or async chains is too deep.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from passes.collector import no_cyclic_gc
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, HAS_CONTROL_DEPS_VALUE, Fate
 from passes.hlo import proto as hlo_proto
-from passes.hlo.ir import Module
-from passes.hlo.kinds import (  # noqa: F401  (EdgeFate and the tests of an instruction are this pass's API too)
-    NOT_PLAIN, EdgeFate, begins_async_pair, has_no_value_after_import, imports_as_future, is_buffer,
-    is_structural, looked_through, opens_async_pair, pins_its_operands)
+from passes.hlo.ir import Module, Readers
+from passes.hlo.kinds import (  # noqa: F401  (EdgeFate, PreserveResult, the tests: this pass's API)
+    NOT_PLAIN, EdgeFate, PreserveResult, begins_async_pair, depends_on, has_no_value_after_import,
+    imports_as_future, is_buffer, is_structural, looked_through, opens_async_pair, pins_its_operands,
+    structural_sources)
 from passes.hlo.proto import local_id
+from passes.hlo.view import splice
 from passes.options import option
-
-
-@dataclass
-class PreserveResult:
-    changed: bool = False
-    edges: list[EdgeFate] = field(default_factory=list)
-
-    def count(self, fate: Fate) -> int:
-        return sum(1 for e in self.edges if e.fate is fate)
-
-    def summary(self) -> str:
-        return (f"{len(self.edges)} control edge(s): {self.count(Fate.PRESERVED)} preserved, "
-                f"{self.count(Fate.REROUTED)} rerouted, {self.count(Fate.DROPPED)} dropped")
 
 
 @dataclass(frozen=True)
@@ -129,9 +113,6 @@ class _Run:
         return name
 
 
-_SLOTS = 1 << 20  # sort keys: room for the made instructions before each read one
-
-
 class _ComputationRewrite:
     """Link #1 on one computation's proto. Instructions are ints (XLA's ids);
     `index` gives each its proto, the made ones included."""
@@ -163,7 +144,7 @@ class _ComputationRewrite:
         self.merged: dict[int, set[int]] = {}  # made call → its predecessors
         self.bundles: dict[int, int] = {}      # made call → its made bundle
         self.grown: set[int] = set()           # bundles to re-shape at the end
-        self._users: _Users | None = None
+        self._users: Readers | None = None
 
     def name(self, i: int) -> str:
         """The instruction's name as the input wrote it."""
@@ -175,10 +156,10 @@ class _ComputationRewrite:
         return instr.name if self.same_names else self.written_name(self.comp.name, instr.name)
 
     @property
-    def users(self) -> _Users:
+    def users(self) -> Readers:
         """The readers of each instruction, made on the first search."""
         if self._users is None:
-            users = self._users = _Users(self.index, self.listed, self.made_ids)
+            users = self._users = Readers(self.index, self.listed, self.made_ids)
             for made, target in self.made:  # what `insert` and `wrap` would have told it
                 users.set(made, [])
                 for op in dict.fromkeys(self.index[made].operand_ids):
@@ -226,7 +207,7 @@ class _ComputationRewrite:
                 continue
             stand_ins, reasons, dropped = self.stand_ins(p, [t for t, _ in targets])
             if not dropped and start is not None:
-                after = next((v for v in stand_ins if v == start or self.depends_on(v, start)), None)
+                after = next((v for v in stand_ins if v == start or depends_on(self.index, v, start)), None)
                 if after is not None:
                     dropped = (f"{self.unread(succ)}; its start %{self.name(start)} cannot carry it either: "
                                f"%{self.name(after)} comes after %{self.name(start)} (a cycle)")
@@ -347,7 +328,7 @@ class _ComputationRewrite:
         pp = index[p]
         if pp.opcode not in NOT_PLAIN and not opens_async_pair(pp.opcode):
             return [p], [], ""  # the common case: p itself (what the general case below gives it)
-        values, reasons, dropped = looked_through(pp, [index[v] for v in self.structural_sources(p)],
+        values, reasons, dropped = looked_through(pp, [index[v] for v in structural_sources(index, p)],
                                                   self.comp.name, self.written)
         if dropped:
             return [], [], dropped
@@ -361,7 +342,7 @@ class _ComputationRewrite:
             if done is None:
                 return [], [], f"%{self.written(v)} is a {v.opcode} with no matching *-done to stand in for it"
             for t in targets:
-                if t == done or self.depends_on(done, t):
+                if t == done or depends_on(self.index, done, t):
                     return [], [], (f"%{self.written(v)} is a {v.opcode}; its %{self.name(done)} cannot stand "
                                     f"in because it comes after %{self.name(t)} (a cycle)")
             self.reordered = True
@@ -369,29 +350,6 @@ class _ComputationRewrite:
                            f"its %{self.name(done)} stands in")
             result.append(done)
         return list(dict.fromkeys(result)), reasons, ""
-
-    def structural_sources(self, p: int) -> list[int]:
-        """The ops behind a tuple / get-tuple-element predecessor (in order, once)."""
-        index = self.index
-        found: dict[int, None] = {}
-        seen: set[int] = set()  # a value met again adds nothing: its sources are in `found` already
-        stack = [iter((p,))]
-        while stack:
-            for v in stack[-1]:
-                if v in seen:
-                    continue
-                seen.add(v)
-                instr = index[v]
-                if instr.opcode == "get-tuple-element":
-                    stack.append(iter(instr.operand_ids[:1]))
-                    break
-                if instr.opcode == "tuple":
-                    stack.append(iter(instr.operand_ids))
-                    break
-                found[v] = None
-            else:
-                stack.pop()
-        return list(found)
 
     def matching_done(self, start: int) -> int | None:
         """Follow start → update* → done through data users."""
@@ -404,20 +362,6 @@ class _ComputationRewrite:
             if index[current].opcode.endswith("-done"):
                 return current
         return None
-
-    def depends_on(self, instr: int, ancestor: int) -> bool:
-        """Whether `instr` transitively reads or waits for `ancestor`."""
-        index = self.index
-        seen, stack = set(), [instr]
-        while stack:
-            node = index[stack.pop()]
-            for dep in (*node.operand_ids, *node.control_predecessor_ids):
-                if dep == ancestor:
-                    return True
-                if dep not in seen:
-                    seen.add(dep)
-                    stack.append(dep)
-        return False
 
     # -- edits --------------------------------------------------------------
 
@@ -516,58 +460,10 @@ class _ComputationRewrite:
     def drop(self, p: int, succ: int, reason: str) -> None:
         self.result.edges.append(EdgeFate(self.comp.name, self.name(p), self.name(succ), Fate.DROPPED, (), reason))
 
-    # -- the proto's order --------------------------------------------------
-
     def splice(self) -> None:
-        """Each made instruction goes before the one it feeds, in the proto
-        and the schedule: protobuf sorts the messages in place (no copies), by
-        the position each should take."""
-        instructions = self.instructions
-        position = self.positions(self.read_ids)
-        instructions.sort(key=lambda i: position[i.id])
-        if self.reordered:
-            _reorder(instructions, _definition_order(list(instructions)))
-        sequence = _sequence(self.pass_.module.parsed.proto, self.comp.proto.id)
-        if sequence is not None:  # XLA checks a schedule names every instruction, operands first
-            ids = list(sequence.instruction_ids)
-            position = self.positions(ids)
-            ids += [new for new, _ in self.made]
-            ids.sort(key=position.__getitem__)
-            if self.reordered:
-                ids = [p.id for p in _definition_order([self.index[i] for i in ids])]
-            sequence.instruction_ids[:] = ids
-
-    def positions(self, ids: list[int]) -> dict[int, int]:
-        """Sort keys: each of `ids` keeps its place, and each made instruction
-        comes just before the one it was inserted before (one made before a
-        made one goes before that one, in turn)."""
-        last = _SLOTS - 1
-        position = dict(zip(ids, range(last, _SLOTS * len(ids), _SLOTS)))  # C speed: 30k in 2 ms
-        for anchor, made in self.inserted.items():
-            at = position.get(anchor)
-            if at is None or at % _SLOTS != last:
-                continue  # a made one: placed with the read one it goes before
-            at -= last
-            for n, new in enumerate(self.before(anchor) if self.nested else made):
-                position[new] = at + n
-        return position
-
-    def before(self, anchor: int) -> list[int]:
-        """What goes before `anchor`, in order: for each instruction inserted
-        before it, what goes before that one, then that one."""
-        out: list[int] = []
-        pending: list[int] = []
-        stack = [iter(self.inserted.get(anchor, ()))]
-        while stack:
-            new = next(stack[-1], None)
-            if new is None:
-                stack.pop()
-                if pending:
-                    out.append(pending.pop())
-                continue
-            pending.append(new)
-            stack.append(iter(self.inserted.get(new, ())))
-        return out
+        """Each made instruction before the one it feeds, in the proto and the schedule."""
+        splice(self.instructions, self.read_ids, self.inserted, [new for new, _ in self.made], self.nested,
+               self.reordered, self.index, _sequence(self.pass_.module.parsed.proto, self.comp.proto.id))
 
 
 def _kind(s) -> str:
@@ -577,94 +473,8 @@ def _kind(s) -> str:
     return f"a {s.opcode}, which cannot take an operand"
 
 
-def _reorder(instructions, order: list) -> None:
-    rank = {p.id: n for n, p in enumerate(order)}
-    instructions.sort(key=lambda i: rank[i.id])
-
-
-def _definition_order(order: list) -> list:
-    """A stable topological order of the protos: a stand-in `*-done` may be
-    defined after the call that reads it; list order breaks ties."""
-    position = {p.id: n for n, p in enumerate(order)}
-    by_id = {p.id: p for p in order}
-    placed: set[int] = set()
-    out: list = []
-
-    def deps(p):
-        return sorted(set(p.operand_ids) | set(p.control_predecessor_ids), key=position.__getitem__)
-
-    for first in order:
-        if first.id in placed:
-            continue
-        stack, active = [(first, iter(deps(first)))], {first.id}
-        while stack:
-            node, pending = stack[-1]
-            dep = next((d for d in pending if d not in placed), None)
-            if dep is not None:
-                if dep in active:  # never made by the pass: it checks every reroute for a cycle
-                    raise RuntimeError(f"link #1 made a cycle through %{by_id[dep].name}")
-                active.add(dep)
-                stack.append((by_id[dep], iter(deps(by_id[dep]))))
-                continue
-            stack.pop()
-            active.discard(node.id)
-            placed.add(node.id)
-            out.append(node)
-    return out
-
-
 def _sequence(module, computation_id: int):
     if not module.HasField("schedule"):
         return None
     sequences = module.schedule.sequences
     return sequences[computation_id] if computation_id in sequences else None
-
-
-class _Users:
-    """Data users of each instruction (ids), in program order (those read
-    from the proto in the text's order, then those the pass made, in the
-    order made), each as the computation stands when first asked for, kept
-    true by the pass's edits after. Only what a search asks for is made: the
-    readers of an instruction come from an index of the proto's operand ids,
-    built on the first search."""
-
-    def __init__(self, index: dict, listed: list, made: set[int]):
-        self.index, self.listed, self.made = index, listed, made
-        self.map: dict[int, list[int]] = {}
-        self.made_readers: dict[int, list[int]] = {}  # of one not asked for yet
-        self._readers: dict[int, list[int]] | None = None
-
-    def readers(self, instr: int) -> list[int]:
-        """The instructions XLA read that read `instr`, in the text's order."""
-        if self._readers is None:
-            readers: dict[int, list[int]] = {}
-            for p in sorted(self.listed, key=lambda p: local_id(p.id)):
-                for o in set(p.operand_ids):
-                    readers.setdefault(o, []).append(p.id)
-            self._readers = readers
-        return [] if instr in self.made else self._readers.get(instr, [])
-
-    def of(self, instr: int) -> list[int]:
-        found = self.map.get(instr)
-        if found is None:
-            readers = self.readers(instr) + self.made_readers.pop(instr, [])
-            index = self.index
-            found = self.map[instr] = [u for u in readers if instr in index[u].operand_ids]
-        return found
-
-    def set(self, instr: int, users: list[int]) -> None:
-        self.map[instr] = users
-
-    def remove(self, operand: int, user: int) -> None:
-        """`user` reads `operand` no more."""
-        if operand in self.map:
-            self.map[operand] = [u for u in self.map[operand] if u != user]
-
-    def add(self, operand: int, user: int) -> None:
-        if operand in self.map:
-            self.map[operand].append(user)
-        else:
-            self.made_readers.setdefault(operand, []).append(user)
-
-    def bound(self) -> int:
-        return len(self.index)

@@ -25,7 +25,7 @@ from jax_programs import corpus
 from link1_helpers import XlaModule, assert_only_edges_changed, run
 from passes.control_dep import Fate
 from passes.errors import ChainError
-from passes.hlo import preserve_control_deps
+from passes.hlo import ir
 from pipeline.xla.isolated import readable_text
 from pipeline.xla import native
 
@@ -73,13 +73,13 @@ class _Searches:
 
     def __init__(self, monkeypatch):
         self.count = 0
-        real = preserve_control_deps._Users.__init__
+        real = ir.Readers.__init__
 
         def counting(users, *args):
             self.count += 1
             real(users, *args)
 
-        monkeypatch.setattr(preserve_control_deps._Users, "__init__", counting)
+        monkeypatch.setattr(ir.Readers, "__init__", counting)
 
 
 @pytest.mark.parametrize("bundle", [False, True], ids=["plain", "bundle"])
