@@ -22,7 +22,8 @@ And every dep edge of the program that no HLO edge accounts for is
 **spurious**: a dep edge `u -> v` in C is accounted for by an HLO edge
 `p -> S` of C when u is p, an op p forwards (tuple, get-tuple-element) or p's
 `*-done` (which stands in for a start with no value), and v is S or an op
-that reads S (through tuples).
+that reads S (through tuples), or, for a pinned S (`*-done`, `async-update`)
+that no op but pinned ones reads, S's start (S waits for it).
 
 What the verifier needs to know of the importer is kept to two facts: a
 `tuple`/`get-tuple-element` may have no op of its own, and a `send-done` /
