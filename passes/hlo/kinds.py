@@ -1,11 +1,13 @@
-"""What link #1 asks of an instruction and says of an edge, for both of its
-rewrites: the general one (`passes.hlo.preserve_control_deps`, on the view)
-and the common case on XLA's protos (`passes.hlo.direct`). Those the
-direct lane asks read only `opcode` and `shape`, which the view's
-instructions and XLA's protos both have."""
+"""What link #1 (`passes.hlo.preserve_control_deps`) asks of an instruction
+and says of an edge. An instruction here is XLA's `HloInstructionProto`
+(`passes.hlo.proto`): the tests read its `opcode`, `shape` and, for an
+`async-start`, `called_computation_ids`; the walks of a computation
+(`structural_sources`, `depends_on`) go by id, over an index id → proto,
+with an explicit stack."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from passes.control_dep import Fate
@@ -31,6 +33,19 @@ class EdgeFate(NamedTuple):
             via = ", ".join(f"%{p} -> %{s}" for p, s in self.emitted)
             return f"{edge}: rerouted to {via} ({self.reason})"
         return f"{edge}: dropped ({self.reason})"
+
+
+@dataclass
+class PreserveResult:
+    changed: bool = False
+    edges: list[EdgeFate] = field(default_factory=list)
+
+    def count(self, fate: Fate) -> int:
+        return sum(1 for e in self.edges if e.fate is fate)
+
+    def summary(self) -> str:
+        return (f"{len(self.edges)} control edge(s): {self.count(Fate.PRESERVED)} preserved, "
+                f"{self.count(Fate.REROUTED)} rerouted, {self.count(Fate.DROPPED)} dropped")
 
 
 # Starts that import as `!stablehlo.future`, a legal custom-call operand
@@ -69,9 +84,9 @@ def imports_as_future(instr, module=None) -> bool:
         return True
     if instr.opcode.endswith("-start") and instr.opcode[:-len("-start")] in _FUTURE_WRAPPED:
         return True
-    if instr.opcode != "async-start" or module is None or not instr.called:
+    if instr.opcode != "async-start" or module is None or not instr.called_computation_ids:
         return False
-    return module.root_opcode(instr.called[0]) in _FUTURE_WRAPPED
+    return module.root_opcode(instr.called_computation_ids[0]) in _FUTURE_WRAPPED
 
 
 def is_structural(instr) -> bool:
@@ -95,8 +110,7 @@ def looked_through(p, values: list, computation: str, name) -> tuple[list, list[
     """A predecessor `p` that is a parameter, or a tuple / get-tuple-element
     made of `values` (its structural sources): the values that stand in for
     it, the reasons, and why it is dropped ("" if it is not). `name` gives
-    an instruction's name as written (this runs on the view's instructions
-    and on XLA's protos: `passes.hlo.direct`)."""
+    an instruction's name as written."""
     reasons: list[str] = []
     params = [v for v in values if v.opcode == "parameter"]
     if params:
@@ -122,3 +136,40 @@ def looked_through(p, values: list, computation: str, name) -> tuple[list, list[
 def pins_its_operands(instr) -> bool:
     """XLA requires `*-done`/`*-update` to read their `*-start` directly."""
     return instr.opcode.endswith("-done") or instr.opcode == "async-update"
+
+
+def structural_sources(index: dict, p: int) -> list[int]:
+    """The ops behind a tuple / get-tuple-element `p` (ids; `index`: id → proto), in order, once."""
+    found: dict[int, None] = {}
+    seen: set[int] = set()  # a value met again adds nothing: its sources are in `found` already
+    stack = [iter((p,))]
+    while stack:
+        for v in stack[-1]:
+            if v in seen:
+                continue
+            seen.add(v)
+            instr = index[v]
+            if instr.opcode == "get-tuple-element":
+                stack.append(iter(instr.operand_ids[:1]))
+                break
+            if instr.opcode == "tuple":
+                stack.append(iter(instr.operand_ids))
+                break
+            found[v] = None
+        else:
+            stack.pop()
+    return list(found)
+
+
+def depends_on(index: dict, instr: int, ancestor: int) -> bool:
+    """Whether `instr` transitively reads or waits for `ancestor`."""
+    seen, stack = set(), [instr]
+    while stack:
+        node = index[stack.pop()]
+        for dep in (*node.operand_ids, *node.control_predecessor_ids):
+            if dep == ancestor:
+                return True
+            if dep not in seen:
+                seen.add(dep)
+                stack.append(dep)
+    return False

@@ -15,63 +15,39 @@ Two kinds of instruction cannot play their part directly
 docs/design.md#predecessors-without-a-value-after-import-and-async-pairs):
 - a successor that has no operand, or whose operand XLA pins (`*-done` and
   `*-update` must read their `*-start`): its edges are rerouted to each user
-  of S, the custom-call wrapping S's value where that user reads it;
+  of S, the custom-call wrapping S's value where that user reads it; a
+  pinned S that nothing reads hands them to its start (ordering the start
+  after p orders S after p too), unless that would make a cycle;
 - a predecessor whose value has no MLIR value after import (`async-start`
   becomes `!mhlo.async_bundle`; `send`/`recv` hold a u32[] context that makes
   the importer abort): its matching `*-done` stands in, a stronger order,
   unless that would make a cycle.
 Whatever cannot be kept is dropped and reported, never lost silently.
+
+One rewrite, on XLA's `HloModuleProto` (`passes.hlo.view.view_of`):
+instructions are XLA's protos, by id, edited in place; a made one gets the
+next free id, and one sort at the end puts it before the one it feeds
+(`passes.hlo.view.splice`). The common case (S takes its edges at operand 0
+from predecessors that stand for themselves) searches nothing; a search
+(S's readers, a start's done) indexes the readers once and walks an
+explicit stack: no depth of tuples or async chains is too deep.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from passes.collector import no_cyclic_gc
 from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, HAS_CONTROL_DEPS_VALUE, Fate
-from passes.hlo import direct
-from passes.hlo.ir import Computation, Instruction, Module
-from passes.hlo.kinds import (  # noqa: F401  (EdgeFate and the tests of an instruction are this pass's API too)
-    NOT_PLAIN, EdgeFate, begins_async_pair, has_no_value_after_import, imports_as_future, is_buffer,
-    is_structural, looked_through, opens_async_pair, pins_its_operands)
-from passes.hlo.view import tuple_shape
+from passes.hlo import proto as hlo_proto
+from passes.hlo.ir import Module, Readers
+from passes.hlo.kinds import (  # noqa: F401  (EdgeFate, PreserveResult, the tests: this pass's API)
+    NOT_PLAIN, EdgeFate, PreserveResult, begins_async_pair, depends_on, has_no_value_after_import,
+    imports_as_future, is_buffer, is_structural, looked_through, opens_async_pair, pins_its_operands,
+    structural_sources)
+from passes.hlo.proto import local_id
+from passes.hlo.view import splice
 from passes.options import option
-
-
-@dataclass
-class PreserveResult:
-    changed: bool = False
-    edges: list[EdgeFate] = field(default_factory=list)
-
-    def count(self, fate: Fate) -> int:
-        return sum(1 for e in self.edges if e.fate is fate)
-
-    def summary(self) -> str:
-        return (f"{len(self.edges)} control edge(s): {self.count(Fate.PRESERVED)} preserved, "
-                f"{self.count(Fate.REROUTED)} rerouted, {self.count(Fate.DROPPED)} dropped")
-
-
-def _structural_sources(p: Instruction) -> list[Instruction]:
-    """The ops behind a tuple / get-tuple-element predecessor (in order, once),
-    on an explicit stack: a chain of tuples is as deep as the input makes it."""
-    found: dict[Instruction, None] = {}
-    stack, seen = [p], set()
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if v.opcode == "get-tuple-element":
-            stack.append(v.operands[0])
-        elif v.opcode == "tuple":
-            stack += reversed(v.operands)
-        else:
-            found[v] = None
-    return list(found)
-
-
-def _name(instr: Instruction) -> str:
-    return instr.name
 
 
 @dataclass(frozen=True)
@@ -82,10 +58,6 @@ class PreserveControlDeps:
     object holds its options only; what one run needs lives in `_Run`."""
 
     bundle: bool = option(False, help="pass each successor's predecessors through one HLO tuple")
-    # Internal, so a plain field and no option: False sends every computation
-    # through the general rewrite (the direct one, `passes.hlo.direct`, is
-    # held to it by the tests).
-    direct: bool = True
     name = "preserve-control-deps"
 
     def run(self, module: Module) -> PreserveResult:
@@ -97,26 +69,29 @@ class _Run:
     """One run of the pass over one module."""
 
     def __init__(self, options: PreserveControlDeps, module: Module):
-        self.bundle, self.direct = options.bundle, options.direct
+        self.bundle = options.bundle
         self.module = module
         self._taken: set[str] | None = None
-        self._shape_bytes: dict[Instruction, bytes] = {}
+        self._shape_bytes: dict[int, bytes] = {}
 
     def run(self) -> PreserveResult:
         result = PreserveResult()
         for comp in self.module.computations:
-            if not (self.direct and direct.rewrite(self, comp, result)):  # the common case, on XLA's protos
-                _ComputationRewrite(self, comp, result).run()
+            _ComputationRewrite(self, comp, result).run()
         if any(e.fate is not Fate.DROPPED for e in result.edges):  # a call was made: as the binary, only then
             self.module.parsed.proto.frontend_attributes.map[HAS_CONTROL_DEPS] = HAS_CONTROL_DEPS_VALUE
         return result
 
-    def shape_bytes(self, instr: Instruction) -> bytes:
-        """An instruction's shape, serialized (a tuple's element): once, however often it is bundled."""
-        found = self._shape_bytes.get(instr)
-        if found is None:
-            found = self._shape_bytes[instr] = instr.shape.SerializeToString()
-        return found
+    def shape_bytes(self, index: dict, ids: list[int]) -> list[bytes]:
+        """The instructions' shapes, serialized (a tuple's elements): each
+        once, however often it is bundled."""
+        cache, out = self._shape_bytes, []
+        for i in ids:
+            found = cache.get(i)
+            if found is None:
+                found = cache[i] = index[i].shape.SerializeToString()
+            out.append(found)
+        return out
 
     @property
     def taken(self) -> set[str]:
@@ -139,258 +114,367 @@ class _Run:
 
 
 class _ComputationRewrite:
-    def __init__(self, pass_: _Run, comp: Computation, result: PreserveResult):
+    """Link #1 on one computation's proto. Instructions are ints (XLA's ids);
+    `index` gives each its proto, the made ones included."""
+
+    def __init__(self, pass_: _Run, comp, result: PreserveResult):
         self.pass_, self.comp, self.result = pass_, comp, result
-        self.users = _Users(comp)
+        self.instructions = comp.proto.instructions
+        listed = comp.listed if comp.listed is not None else list(self.instructions)
+        self.read_ids = [i.id for i in listed]
+        self.index: dict[int, object] = dict(zip(self.read_ids, listed))
+        self.listed = listed
+        self.next_local = max(map(local_id, self.read_ids)) + 1
+        self.base = comp.proto.id << 32
+        parsed = pass_.module.parsed
+        self.same_names = parsed.names.same
+        self.written_name = parsed.name
         self.reordered = False
+        # Made instructions, in the order made, each with the instruction it
+        # was made to feed (None for a bundle): the readers' index replays them.
+        self.made: list[tuple[int, int | None]] = []
+        self.made_ids: set[int] = set()
         # New instructions by the instruction they go before; spliced in once
         # at the end, so that many edges cost one pass over the computation.
-        self.inserted: dict[Instruction, list[Instruction]] = {}
+        self.inserted: dict[int, list[int]] = {}
+        self.nested = False  # something was inserted before a made instruction
         # Each control-dep call this pass made → the instruction it feeds in the
         # end: an edge rerouted onto such a call lands on that instruction.
-        self.feeds: dict[Instruction, Instruction] = {}
-        self.merged: dict[Instruction, set[Instruction]] = {}  # made call → its predecessors
-        self.bundles: dict[Instruction, Instruction] = {}      # made call → its made bundle
-        self.grown: set[Instruction] = set()                   # bundles to re-shape at the end
+        self.feeds: dict[int, int] = {}
+        self.merged: dict[int, set[int]] = {}  # made call → its predecessors
+        self.bundles: dict[int, int] = {}      # made call → its made bundle
+        self.grown: set[int] = set()           # bundles to re-shape at the end
+        self._users: Readers | None = None
+
+    def name(self, i: int) -> str:
+        """The instruction's name as the input wrote it."""
+        xla = self.index[i].name
+        return xla if self.same_names else self.written_name(self.comp.name, xla)
+
+    def written(self, instr) -> str:
+        """`name`, of an instruction proto."""
+        return instr.name if self.same_names else self.written_name(self.comp.name, instr.name)
+
+    @property
+    def users(self) -> Readers:
+        """The readers of each instruction, made on the first search."""
+        if self._users is None:
+            users = self._users = Readers(self.index, self.listed, self.made_ids)
+            for made, target in self.made:  # what `insert` and `wrap` would have told it
+                users.set(made, [])
+                for op in dict.fromkeys(self.index[made].operand_ids):
+                    users.add(op, made)
+                if target is not None:
+                    users.set(made, [target])
+        return self._users
 
     def run(self) -> None:
-        for succ in self.comp.successors():
-            preds, succ.control_predecessors = succ.control_predecessors, []
-            self.comp.cleared.append(succ)
+        index = self.index
+        for succ_proto in self.comp.successor_protos():
+            preds = list(succ_proto.control_predecessor_ids)
+            del succ_proto.control_predecessor_ids[:]
             self.result.changed = True
-            self.reify(succ, preds)
+            self.reify(succ_proto.id, preds)
         for bundle in self.grown:
-            bundle.shape = tuple_shape([self.pass_.shape_bytes(p) for p in bundle.operands])
-        # Where the new instructions go, for the write-back (passes.hlo.view).
-        self.comp.inserted, self.comp.reordered = self.inserted, self.reordered
+            shape = index[bundle].shape
+            del shape.tuple_shapes[:]
+            shape.tuple_shapes.extend(self.pass_.shape_bytes(index, index[bundle].operand_ids))
+        if self.made:
+            self.splice()
 
-    def reify(self, succ: Instruction, preds: list[Instruction]) -> None:
-        targets, why_not = self.carriers(succ)
-        if not targets:
-            for p in preds:
-                self.drop(p, succ, why_not)
-            return
-        direct = targets == [(succ, succ.operands[0])] if succ.operands else False
-        kept: list[tuple[Instruction, list[Instruction], list[str]]] = []  # (original, stand-ins, why)
+    # -- one successor ------------------------------------------------------
+
+    def reify(self, succ: int, preds: list[int]) -> None:
+        index = self.index
+        s = index[succ]
+        ops = s.operand_ids
+        if (ops and not is_structural(s) and not pins_its_operands(s)
+                and not begins_async_pair(data := index[ops[0]]) and not is_buffer(data)):
+            targets, why, start, direct = [(succ, ops[0])], "", None, True  # S takes them at operand 0
+        else:
+            targets, why, start = self.carriers(succ)
+            if not targets:
+                for p in preds:
+                    self.drop(p, succ, why)
+                return
+            direct = False
+        kept: list[tuple[int, list[int] | None, list[str]]] = []  # (original, stand-ins or None for itself, why)
+        plain = True  # every kept predecessor stands for itself
         for p in preds:
+            opcode = index[p].opcode
+            if start is None and opcode not in NOT_PLAIN and not opens_async_pair(opcode):
+                kept.append((p, None, ()))  # the common case: p itself (what `stand_ins` gives it)
+                continue
             stand_ins, reasons, dropped = self.stand_ins(p, [t for t, _ in targets])
+            if not dropped and start is not None:
+                after = next((v for v in stand_ins if v == start or depends_on(self.index, v, start)), None)
+                if after is not None:
+                    dropped = (f"{self.unread(succ)}; its start %{self.name(start)} cannot carry it either: "
+                               f"%{self.name(after)} comes after %{self.name(start)} (a cycle)")
             if dropped:
                 self.drop(p, succ, dropped)
             else:
                 kept.append((p, stand_ins, reasons))
+                plain = False
         if not kept:
             return
-        operands = list(dict.fromkeys(s for _, stand_ins, _ in kept for s in stand_ins))
+        if start is not None:
+            self.reordered = True  # the start may come before its predecessors: they move before it
+        if plain:
+            operands = list(dict.fromkeys([p for p, _, _ in kept]))
+        else:
+            operands = list(dict.fromkeys(v for p, stand_ins, _ in kept for v in (stand_ins or (p,))))
         for target, read in targets:
-            self.wrap(target, read, operands, direct)
-        computation = self.comp.name
+            self.wrap(target, read, operands, direct, plain)
+        computation, edges, name, feeds = self.comp.name, self.result.edges, self.name, self.feeds
+        succ_name = name(succ)
+        PRESERVED = Fate.PRESERVED
         for p, stand_ins, reasons in kept:
-            if direct and len(stand_ins) == 1 and stand_ins[0] is p:  # the common case, kept short
-                self.result.edges.append(EdgeFate(computation, p.name, succ.name, Fate.PRESERVED,
-                                                  ((p.name, self.feeds.get(succ, succ).name),)))
+            if direct and stand_ins is None:  # the common case, kept short
+                p_name = name(p)
+                edges.append(EdgeFate(computation, p_name, succ_name, PRESERVED, ((p_name, succ_name),)))
                 continue
-            emitted = tuple((s.name, self.feeds.get(t, t).name) for s in stand_ins for t, _ in targets)
+            stand_ins = stand_ins or [p]
+            emitted = tuple((name(v), name(feeds.get(t, t))) for v in stand_ins for t, _ in targets)
             if direct and stand_ins == [p]:
-                fate = EdgeFate(computation, p.name, succ.name, Fate.PRESERVED, emitted)
+                fate = EdgeFate(computation, name(p), succ_name, PRESERVED, emitted)
             else:
                 if not direct:
-                    reasons = reasons + [f"%{succ.name} ({succ.opcode}) cannot carry it; "
-                                         "the ops that read it do"]
-                fate = EdgeFate(self.comp.name, p.name, succ.name, Fate.REROUTED, emitted, "; ".join(reasons))
-            self.result.edges.append(fate)
+                    reasons = [*reasons, why]
+                fate = EdgeFate(computation, name(p), succ_name, Fate.REROUTED, emitted, "; ".join(reasons))
+            edges.append(fate)
 
-    def carriers(self, succ: Instruction) -> tuple[list[tuple[Instruction, Instruction]], str]:
-        """Where the edge can enter: [(op, value it reads)] and, if none, why.
-        S itself at operand 0 when it can; otherwise each op that reads S,
-        looking through tuples and get-tuple-elements (they are not ops after
-        import, so an edge into one would have nothing to land on)."""
-        if (succ.operands and not is_structural(succ) and not pins_its_operands(succ)
-                and not begins_async_pair(succ.operands[0]) and not is_buffer(succ.operands[0])):
-            return [(succ, succ.operands[0])], ""
-        found: list[tuple[Instruction, Instruction]] = []
-        reaches_root = succ is self.comp.root
-        # Depth first through the users, in their order, on an explicit stack
-        # (value, its users still to see): chains of tuples are as deep as the input.
-        stack = [(succ, iter(self.users.of(succ)))]
+    def carriers(self, succ: int) -> tuple[list[tuple[int, int]], str, int | None]:
+        """Where the edge can enter when S cannot take it at its own operand
+        0: [(op, value it reads)], and why there (or, if nowhere, why not), and
+        the start that carries it for a pinned S (None otherwise). Each op
+        that reads S, looking through tuples and get-tuple-elements (they are
+        not ops after import, so an edge into one would have nothing to land
+        on); for a pinned S that nothing reads, its start."""
+        index = self.index
+        s = index[succ]
+        found: list[tuple[int, int]] = []
+        users, feeds, root = self.users, self.feeds, self.comp.proto.root_id
+        reaches_root = succ == root
+        seen = {succ}
+        stack = [(succ, iter(users.of(succ)))]
         while stack:
-            value, users = stack[-1]
-            user = next(users, None)
-            if user is None:
+            value, readers = stack[-1]
+            for user in readers:
+                u = index[user]
+                if user in feeds and u.operand_ids[-1] != value:
+                    continue  # a predecessor of a call made here: it orders, it does not read
+                if is_structural(u) or is_buffer(index[value]):
+                    # No op of its own, or it reads a buffer, which no call can wrap: its readers.
+                    if user not in seen:
+                        seen.add(user)
+                        reaches_root = reaches_root or user == root
+                        stack.append((user, iter(users.of(user))))
+                        break
+                elif u.opcode == "conditional" and u.operand_ids[0] != value:
+                    # The importer inlines a branch operand into the branch: the
+                    # conditional carries the edge on its selector (operand 0).
+                    if (user, u.operand_ids[0]) not in found:
+                        found.append((user, u.operand_ids[0]))
+                elif not pins_its_operands(u) and (user, value) not in found:
+                    found.append((user, value))
+            else:
                 stack.pop()
-                continue
-            if user in self.feeds and user.operands[-1] is not value:
-                continue  # a predecessor of a call made here: it orders, it does not read
-            if is_structural(user) or is_buffer(value):
-                # no op of its own, or it reads a buffer, which no call can wrap: its users
-                reaches_root = reaches_root or user is self.comp.root
-                stack.append((user, iter(self.users.of(user))))
-            elif user.opcode == "conditional" and user.operands[0] is not value:
-                # The importer inlines a branch operand into the branch: the
-                # conditional carries the edge on its selector (operand 0).
-                if (user, user.operands[0]) not in found:
-                    found.append((user, user.operands[0]))
-            elif not pins_its_operands(user) and (user, value) not in found:
-                found.append((user, value))
-        kind = "a tuple or get-tuple-element, which is no op after import" if is_structural(succ) \
-            else f"a {succ.opcode}, which cannot take an operand"
         if found:
-            return found, ""
+            return found, f"%{self.name(succ)} ({s.opcode}) cannot carry it; the ops that read it do", None
         if reaches_root:
-            return [], (f"implied: %{succ.name} ({kind}) is the result of %{self.comp.name}, "
-                        "which ends after every instruction in it")
-        return [], f"%{succ.name} is {kind}, and it has no user to carry the edge"
+            return [], (f"implied: %{self.name(succ)} ({_kind(s)}) is the result of %{self.comp.name}, "
+                        "which ends after every instruction in it"), None
+        start = self.start_of(succ)
+        if start is None:
+            return [], self.unread(succ), None
+        target = (start, index[start].operand_ids[0])
+        call = target[1]
+        if call in feeds and feeds[call] == start:  # a call made here feeds it already: one call
+            target = (call, index[call].operand_ids[-1])
+        return [target], (f"%{self.name(succ)} ({s.opcode}) cannot take an operand and nothing reads it; "
+                          f"its start %{self.name(start)} carries the edge (%{self.name(succ)} waits for "
+                          f"%{self.name(start)}: a stronger order)"), start
 
-    def stand_ins(self, p: Instruction, targets: list[Instruction]):
+    def unread(self, succ: int) -> str:
+        """Why nothing that reads S can carry its edges."""
+        return f"%{self.name(succ)} is {_kind(self.index[succ])}, and it has no user to carry the edge"
+
+    def start_of(self, succ: int) -> int | None:
+        """The start a pinned S waits for (through `*-update`s), if S is
+        pinned and that start takes an edge at its own operand 0."""
+        index = self.index
+        current = index[succ]
+        if not pins_its_operands(current):
+            return None
+        for _ in range(len(self.instructions)):  # a chain of pinned ops, each reading the last
+            if not current.operand_ids:
+                return None
+            start = current.operand_ids[0]
+            current = index[start]
+            if not pins_its_operands(current):
+                break
+        ops = current.operand_ids
+        if not ops or not begins_async_pair(current):
+            return None
+        data = index[ops[0]]
+        if begins_async_pair(data) or is_buffer(data):
+            return None
+        return start
+
+    def stand_ins(self, p: int, targets: list[int]) -> tuple[list[int], list[str], str]:
         """What can be an operand in p's place: (instructions, reasons, why dropped)."""
-        if p.opcode not in NOT_PLAIN and not opens_async_pair(p.opcode):
+        index = self.index
+        pp = index[p]
+        if pp.opcode not in NOT_PLAIN and not opens_async_pair(pp.opcode):
             return [p], [], ""  # the common case: p itself (what the general case below gives it)
-        values, reasons, dropped = looked_through(p, _structural_sources(p), self.comp.name, _name)
+        values, reasons, dropped = looked_through(pp, [index[v] for v in structural_sources(index, p)],
+                                                  self.comp.name, self.written)
         if dropped:
             return [], [], dropped
         result = []
+        module = self.pass_.module
         for v in values:
-            if not has_no_value_after_import(v, self.pass_.module):
-                result.append(v)
+            if not has_no_value_after_import(v, module):
+                result.append(v.id)
                 continue
-            done = _matching_done(v, self.users)
+            done = self.matching_done(v.id)
             if done is None:
-                return [], [], f"%{v.name} is a {v.opcode} with no matching *-done to stand in for it"
+                return [], [], f"%{self.written(v)} is a {v.opcode} with no matching *-done to stand in for it"
             for t in targets:
-                if t is done or _depends_on(done, t):
-                    return [], [], (f"%{v.name} is a {v.opcode}; its %{done.name} cannot stand in "
-                                    f"because it comes after %{t.name} (a cycle)")
+                if t == done or depends_on(self.index, done, t):
+                    return [], [], (f"%{self.written(v)} is a {v.opcode}; its %{self.name(done)} cannot stand "
+                                    f"in because it comes after %{self.name(t)} (a cycle)")
             self.reordered = True
-            reasons.append(f"%{v.name} is a {v.opcode}, which has no value after import; "
-                           f"its %{done.name} stands in")
+            reasons.append(f"%{self.written(v)} is a {v.opcode}, which has no value after import; "
+                           f"its %{self.name(done)} stands in")
             result.append(done)
         return list(dict.fromkeys(result)), reasons, ""
 
-    def wrap(self, target: Instruction, data: Instruction, preds: list[Instruction], direct: bool) -> None:
-        """Make a control-dep custom-call feed `target` where it reads `data`."""
-        if target in self.feeds and target.operands[-1] is data:
+    def matching_done(self, start: int) -> int | None:
+        """Follow start → update* → done through data users."""
+        current, users, index = start, self.users, self.index
+        for _ in range(users.bound()):
+            nxt = [u for u in users.of(current) if pins_its_operands(index[u])]
+            if not nxt:
+                return None
+            current = nxt[0]
+            if index[current].opcode.endswith("-done"):
+                return current
+        return None
+
+    # -- edits --------------------------------------------------------------
+
+    def wrap(self, target: int, data: int, preds: list[int], direct: bool, plain: bool = False) -> None:
+        """Make a control-dep custom-call feed `target` where it reads `data`
+        (`plain`: every predecessor stands for itself, so none is a future)."""
+        index, pass_ = self.index, self.pass_
+        t = index[target]
+        if target in self.feeds and t.operand_ids[-1] == data:
             self.merge(target, preds)
             return
+        target_name = self.name(target)
         operands = preds
-        # A collective start imports as !stablehlo.future, which a tuple cannot
-        # hold: it stays a plain operand beside the bundle.
-        bundled = [p for p in preds if not self.future(p)]
-        if self.pass_.bundle and bundled:
-            bundle = Instruction(self.pass_.fresh_name(f"{target.name}.control-dep-bundle"),
-                                 tuple_shape([self.pass_.shape_bytes(p) for p in bundled]), "tuple", bundled)
-            self.insert(target, bundle)
-            operands = [bundle] + [p for p in preds if self.future(p)]
-        cc = Instruction(self.pass_.fresh_name(f"{target.name}.control-dep"), data.shape, "custom-call",
-                         operands + [data], target=CONTROL_DEP_TARGET)
-        self.insert(target, cc)
+        if pass_.bundle:
+            # A collective start imports as !stablehlo.future, which a tuple
+            # cannot hold: it stays a plain operand beside the bundle.
+            bundled = preds if plain else [p for p in preds if not self.future(p)]
+            if bundled:
+                bundle = self.add(target, pass_.fresh_name(f"{target_name}.control-dep-bundle"), "tuple",
+                                  bundled, None)
+                shape = index[bundle].shape
+                shape.element_type = hlo_proto.TUPLE
+                shape.tuple_shapes.extend(pass_.shape_bytes(index, bundled))
+                operands = [bundle] if plain else [bundle] + [p for p in preds if self.future(p)]
+        cc = self.add(target, pass_.fresh_name(f"{target_name}.control-dep"), "custom-call",
+                      operands + [data], target)
+        call = index[cc]
+        call.shape.CopyFrom(index[data].shape)
+        call.custom_call_target = CONTROL_DEP_TARGET
+        call.custom_call_has_side_effect = True
+        call.custom_call_api_version = hlo_proto.API_VERSION_ORIGINAL
         self.feeds[cc] = self.feeds.get(target, target)
         if operands is not preds:
             self.bundles[cc] = operands[0]
-        self.comp.rewired.add(target)
         if direct:
-            target.operands[0] = cc  # S's operand 0 only: the data operand D
+            t.operand_ids[0] = cc  # S's operand 0 only: the data operand D
         else:
-            target.operands = [cc if op is data else op for op in target.operands]
-        # Keep the users map true: a later reroute must see this custom-call.
-        self.users.set(cc, [target])
-        if data not in target.operands:
-            self.users.remove(data, target)
+            t.operand_ids[:] = [cc if op == data else op for op in t.operand_ids]
+        users = self._users
+        if users is not None:  # keep the readers true: a later reroute must see this custom-call
+            users.set(cc, [target])
+            if data not in t.operand_ids:
+                users.remove(data, target)
 
-    def merge(self, cc: Instruction, preds: list[Instruction]) -> None:
+    def merge(self, cc: int, preds: list[int]) -> None:
         """More predecessors for a call made here, when another successor's
         edges are rerouted to the very value it feeds on (constants packed in
         one tuple, say): one call, not a chain of calls, each of which every
-        later reader would walk (quadratic, and a RecursionError at ~1000)."""
+        later reader would walk (quadratic)."""
+        index, users = self.index, self.users
+        call = index[cc]
         bundle = self.bundles.get(cc)
         have = self.merged.get(cc)
         if have is None:
-            have = self.merged[cc] = set(cc.operands[:-1]) | set(bundle.operands if bundle else ())
+            have = self.merged[cc] = set(call.operand_ids[:-1]) | set(
+                index[bundle].operand_ids if bundle is not None else ())
         new = [p for p in dict.fromkeys(preds) if p not in have]
         have.update(new)
         if bundle is not None:
             packed = [p for p in new if not self.future(p)]
-            bundle.operands += packed
+            index[bundle].operand_ids.extend(packed)
             self.grown.add(bundle)
             for p in packed:
-                self.users.add(p, bundle)
+                users.add(p, bundle)
             new = [p for p in new if self.future(p)]
-        cc.operands[-1:-1] = new
+        if new:
+            data = call.operand_ids[-1]
+            del call.operand_ids[-1]
+            call.operand_ids.extend(new)
+            call.operand_ids.append(data)
         for p in new:
-            self.users.add(p, cc)
+            users.add(p, cc)
 
-    def future(self, p: Instruction) -> bool:
-        return imports_as_future(p, self.pass_.module)
+    def future(self, p: int) -> bool:
+        return imports_as_future(self.index[p], self.pass_.module)
 
-    def insert(self, before: Instruction, new: Instruction) -> None:
+    def add(self, before: int, name: str, opcode: str, operands: list[int], feeds: int | None) -> int:
+        """A new instruction in the proto (placed before `before` by `splice`)."""
+        new = self.base | self.next_local
+        self.next_local += 1
+        instr = self.instructions.add(name=name, opcode=opcode, id=new)
+        instr.operand_ids.extend(operands)
+        self.index[new] = instr
         self.inserted.setdefault(before, []).append(new)
-        self.comp.added.append(new)
-        self.users.set(new, [])
-        for op in dict.fromkeys(new.operands):
-            self.users.add(op, new)
+        if before in self.made_ids:
+            self.nested = True
+        self.made.append((new, feeds))
+        self.made_ids.add(new)
+        users = self._users
+        if users is not None:
+            users.set(new, [])
+            for op in dict.fromkeys(operands):
+                users.add(op, new)
+        return new
 
-    def drop(self, p: Instruction, succ: Instruction, reason: str) -> None:
-        self.result.edges.append(EdgeFate(self.comp.name, p.name, succ.name, Fate.DROPPED, (), reason))
+    def drop(self, p: int, succ: int, reason: str) -> None:
+        self.result.edges.append(EdgeFate(self.comp.name, self.name(p), self.name(succ), Fate.DROPPED, (), reason))
 
-
-def _matching_done(start: Instruction, users: _Users) -> Instruction | None:
-    """Follow start → update* → done through data users."""
-    current = start
-    for _ in range(users.bound()):
-        nxt = [u for u in users.of(current) if pins_its_operands(u)]
-        if not nxt:
-            return None
-        current = nxt[0]
-        if current.opcode.endswith("-done"):
-            return current
-    return None
+    def splice(self) -> None:
+        """Each made instruction before the one it feeds, in the proto and the schedule."""
+        splice(self.instructions, self.read_ids, self.inserted, [new for new, _ in self.made], self.nested,
+               self.reordered, self.index, _sequence(self.pass_.module.parsed.proto, self.comp.proto.id))
 
 
-def _depends_on(instr: Instruction, ancestor: Instruction) -> bool:
-    """Whether `instr` transitively reads or waits for `ancestor`."""
-    seen, stack = set(), [instr]
-    while stack:
-        node = stack.pop()
-        for dep in node.operands + node.control_predecessors:
-            if dep is ancestor:
-                return True
-            if id(dep) not in seen:
-                seen.add(id(dep))
-                stack.append(dep)
-    return False
+def _kind(s) -> str:
+    """What keeps `s` from taking an edge at an operand of its own."""
+    if is_structural(s):
+        return "a tuple or get-tuple-element, which is no op after import"
+    return f"a {s.opcode}, which cannot take an operand"
 
 
-class _Users:
-    """Data users of each instruction, in program order (those read from
-    the proto in the text's order, then those the pass made, in the order
-    made), each as the computation stands when first asked for, kept true
-    by the pass's edits after. Only what a search asks for is made: the
-    readers of an instruction come from an index of the proto's operand ids."""
-
-    def __init__(self, comp: Computation):
-        self.comp = comp
-        self.map: dict[Instruction, list[Instruction]] = {}
-        self.made_readers: dict[Instruction, list[Instruction]] = {}  # of one not asked for yet
-
-    def of(self, instr: Instruction) -> list[Instruction]:
-        found = self.map.get(instr)
-        if found is None:
-            readers = [self.comp.get(i) for i in self.comp.readers(instr.id)] if instr.id is not None else []
-            readers += self.made_readers.pop(instr, [])
-            found = self.map[instr] = [u for u in readers if instr in u.operands]
-        return found
-
-    def set(self, instr: Instruction, users: list[Instruction]) -> None:
-        self.map[instr] = users
-
-    def remove(self, operand: Instruction, user: Instruction) -> None:
-        """`user` reads `operand` no more."""
-        if operand in self.map:
-            self.map[operand] = [u for u in self.map[operand] if u is not user]
-
-    def add(self, operand: Instruction, user: Instruction) -> None:
-        if operand in self.map:
-            self.map[operand].append(user)
-        else:
-            self.made_readers.setdefault(operand, []).append(user)
-
-    def bound(self) -> int:
-        return len(self.comp.proto.instructions) + len(self.comp.added)
+def _sequence(module, computation_id: int):
+    if not module.HasField("schedule"):
+        return None
+    sequences = module.schedule.sequences
+    return sequences[computation_id] if computation_id in sequences else None

@@ -1,27 +1,24 @@
-"""Link #1 on XLA's parse: the view it runs on, and what it changed written
-back into XLA's `HloModuleProto`.
+"""Link #1 on XLA's parse: the module it runs on.
 
     module = view_of(parsed)         # the computations with control edges
     PreserveControlDeps().run(module)
-    write_back(module)               # parsed.proto is now link #1's output
+    write_back(module)               # nothing left to write: parsed.proto is link #1's output
 
-Written back: each instruction the pass made (a custom-call, or with
-`--bundle` a tuple) as a new instruction before the one it feeds, with the
-next free id of its computation; the operand ids of every instruction whose
-operands changed; control-predecessor ids cleared where the pass cleared
-them; the module's schedule (if it has one) with the new instructions in
-place; the module's frontend attribute. Every other field, ours or not in
-our schema, stays as XLA wrote it.
+The pass edits `parsed.proto` in place: each instruction it makes goes in
+as a new instruction before the one it feeds (`splice`), with the next free
+id of its computation; the operand ids of every instruction whose operands
+changed; control-predecessor ids cleared; the module's schedule (if it has
+one) with the new instructions in place; the module's frontend attribute.
+Every other field, ours or not in our schema, stays as XLA wrote it.
 """
 
 from __future__ import annotations
 
-from passes.hlo import proto as hlo_proto
-from passes.hlo.ir import Computation, Instruction, Module
+from passes.hlo.ir import Computation, Module
 
 
 def view_of(parsed) -> Module:
-    """Link #1's view of `parsed` (a `pipeline.reading.parsed.Parsed`)."""
+    """Link #1's module over `parsed` (a `pipeline.reading.parsed.Parsed`)."""
     module = parsed.proto
     names = {c.id: c.name for c in module.computations}
     same = parsed.names.same
@@ -31,77 +28,72 @@ def view_of(parsed) -> Module:
         if successors:
             with_edges.append(Computation(c, parsed.name, names, c.id == module.entry_computation_id, same,
                                           successors, instructions))
-    return Module(parsed, with_edges, {c.name: c for c in module.computations})
-
-
-def tuple_shape(elements: list[bytes]) -> object:
-    """The tuple of `elements` (serialized ShapeProtos), as XLA writes a tuple's shape."""
-    return hlo_proto.ShapeProto(element_type=hlo_proto.TUPLE, tuple_shapes=elements)
+    return Module(parsed, with_edges, {c.id: c for c in module.computations})
 
 
 def write_back(module: Module) -> None:
-    """Put what the pass changed in `module` into its proto."""
-    proto = module.parsed.proto
-    schedule = proto.schedule.sequences if proto.HasField("schedule") else {}
-    for comp in module.computations:
-        _write_computation(comp, schedule[comp.proto.id] if comp.proto.id in schedule else None)
+    """Nothing to write: link #1 makes its edits in `module.parsed.proto` as
+    it runs, and the proto is its output once `run` returns."""
 
 
-def _write_computation(comp: Computation, sequence) -> None:
-    instructions = comp.proto.instructions
-    for instr in comp.cleared:  # their edges are data now, or dropped
-        del comp.proto_of(instr).control_predecessor_ids[:]
-    if not comp.added:
-        return
-    read = [i.id for i in instructions]
-    next_local = max(hlo_proto.local_id(i) for i in read) + 1
-    for new in comp.added:
-        new.id = (comp.proto.id << 32) | next_local
-        next_local += 1
-    for new in comp.added:
-        _add_instruction(instructions, new)
-    for instr in comp.rewired:
-        if instr._proto is not None:  # one XLA read (a made one was written whole)
-            comp.proto_of(instr).operand_ids[:] = [o.id for o in instr.operands]
-    # Each made instruction goes before the one it feeds: protobuf sorts the
-    # messages in place (no copies), by the position each should take.
-    position = _positions(read, comp)
+_SLOTS = 1 << 20  # sort keys: room for the made instructions before each read one
+
+
+def splice(instructions, read_ids: list[int], inserted: dict[int, list[int]], made: list[int], nested: bool,
+           reordered: bool, index: dict, sequence) -> None:
+    """Each made instruction (`made`, in the order made) goes before the one
+    it was inserted before (`inserted`: anchor id → made ids; `nested`: some
+    anchor is a made one), in a computation's `instructions` and its schedule
+    `sequence` (None if none): protobuf sorts the messages in place (no
+    copies), by the position each should take. With `reordered` (a
+    stand-in or a start moved), definitions are then put in a topological
+    order, list order breaking ties (XLA reads a proto operands first)."""
+    position = _positions(read_ids, inserted, nested)
     instructions.sort(key=lambda i: position[i.id])
-    if comp.reordered:
-        _reorder(instructions, _definition_order(list(instructions), comp))
+    if reordered:
+        _reorder(instructions, _definition_order(list(instructions)))
     if sequence is not None:  # XLA checks a schedule names every instruction, operands first
         ids = list(sequence.instruction_ids)
-        position = _positions(ids, comp)
-        ids += [new.id for new in comp.added]
+        position = _positions(ids, inserted, nested)
+        ids += made
         ids.sort(key=position.__getitem__)
-        if comp.reordered:
-            by_id = {p.id: p for p in instructions}
-            ids = [p.id for p in _definition_order([by_id[i] for i in ids], comp)]
+        if reordered:
+            ids = [p.id for p in _definition_order([index[i] for i in ids])]
         sequence.instruction_ids[:] = ids
 
 
-_SLOTS = 1 << 20  # room for the made instructions before one read instruction
-
-
-def _positions(ids: list[int], comp: Computation) -> dict[int, int]:
+def _positions(ids: list[int], inserted: dict[int, list[int]], nested: bool) -> dict[int, int]:
     """Sort keys: each of `ids` keeps its place, and each made instruction
     comes just before the one it was inserted before (one made before a
     made one goes before that one, in turn)."""
     last = _SLOTS - 1
     position = dict(zip(ids, range(last, _SLOTS * len(ids), _SLOTS)))  # C speed: 30k in 2 ms
-    before = {anchor.id: news for anchor, news in comp.inserted.items()}
-
-    def place(anchor_id: int, at: int, counter: list[int]) -> None:
-        for new in before.get(anchor_id, ()):
-            place(new.id, at, counter)
-            position[new.id] = at + counter[0]
-            counter[0] += 1
-
-    for anchor in comp.inserted:
-        at = position.get(anchor.id)
-        if at is not None and at % _SLOTS == last:  # a read one: what goes before it, in order
-            place(anchor.id, at - last, [0])
+    for anchor, made in inserted.items():
+        at = position.get(anchor)
+        if at is None or at % _SLOTS != last:
+            continue  # a made one: placed with the read one it goes before
+        at -= last
+        for n, new in enumerate(_before(anchor, inserted) if nested else made):
+            position[new] = at + n
     return position
+
+
+def _before(anchor: int, inserted: dict[int, list[int]]) -> list[int]:
+    """What goes before `anchor`, in order: for each instruction inserted
+    before it, what goes before that one, then that one."""
+    out: list[int] = []
+    pending: list[int] = []
+    stack = [iter(inserted.get(anchor, ()))]
+    while stack:
+        new = next(stack[-1], None)
+        if new is None:
+            stack.pop()
+            if pending:
+                out.append(pending.pop())
+            continue
+        pending.append(new)
+        stack.append(iter(inserted.get(new, ())))
+    return out
 
 
 def _reorder(instructions, order: list) -> None:
@@ -109,7 +101,7 @@ def _reorder(instructions, order: list) -> None:
     instructions.sort(key=lambda i: rank[i.id])
 
 
-def _definition_order(order: list, comp: Computation) -> list:
+def _definition_order(order: list) -> list:
     """A stable topological order of the protos: a stand-in `*-done` may be
     defined after the call that reads it; list order breaks ties."""
     position = {p.id: n for n, p in enumerate(order)}
@@ -121,25 +113,20 @@ def _definition_order(order: list, comp: Computation) -> list:
         return sorted(set(p.operand_ids) | set(p.control_predecessor_ids), key=position.__getitem__)
 
     for first in order:
-        stack = [(first, iter(deps(first)))]
+        if first.id in placed:
+            continue
+        stack, active = [(first, iter(deps(first)))], {first.id}
         while stack:
             node, pending = stack[-1]
             dep = next((d for d in pending if d not in placed), None)
             if dep is not None:
+                if dep in active:  # never made by the pass: it checks every reroute for a cycle
+                    raise RuntimeError(f"link #1 made a cycle through %{by_id[dep].name}")
+                active.add(dep)
                 stack.append((by_id[dep], iter(deps(by_id[dep]))))
                 continue
             stack.pop()
-            if node.id not in placed:
-                placed.add(node.id)
-                out.append(node)
+            active.discard(node.id)
+            placed.add(node.id)
+            out.append(node)
     return out
-
-
-def _add_instruction(instructions, new: Instruction) -> None:
-    p = instructions.add(name=new.name, opcode=new.opcode, id=new.id)
-    p.shape.CopyFrom(new.shape)
-    p.operand_ids[:] = [o.id for o in new.operands]
-    if new.opcode == "custom-call":
-        p.custom_call_target = new.target
-        p.custom_call_has_side_effect = True
-        p.custom_call_api_version = hlo_proto.API_VERSION_ORIGINAL

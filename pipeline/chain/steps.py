@@ -28,7 +28,7 @@ from pipeline.reading.elided import elided_constants
 from pipeline.reading.parsed import Parsed
 from passes.collector import no_cyclic_gc
 from passes.hlo.preserve_control_deps import PreserveControlDeps, PreserveResult
-from passes.hlo.view import view_of, write_back
+from passes.hlo.view import view_of
 from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
@@ -108,10 +108,9 @@ class Reify:
     name = "link #1"
 
     def run(self, work: Work) -> None:
-        with no_cyclic_gc():  # the view is many small objects and no cycles worth a collection
+        with no_cyclic_gc():  # XLA's protos as Python objects: many small ones, no cycles worth a collection
             work.module = view_of(work.parsed)
             work.link1 = PreserveControlDeps(**pass_values(work.options, PreserveControlDeps)).run(work.module)
-            write_back(work.module)
 
 
 class Write:

@@ -22,7 +22,8 @@ And every dep edge of the program that no HLO edge accounts for is
 **spurious**: a dep edge `u -> v` in C is accounted for by an HLO edge
 `p -> S` of C when u is p, an op p forwards (tuple, get-tuple-element) or p's
 `*-done` (which stands in for a start with no value), and v is S or an op
-that reads S (through tuples).
+that reads S (through tuples), or, for a pinned S (`*-done`, `async-update`)
+that no op but pinned ones reads, S's start (S waits for it).
 
 What the verifier needs to know of the importer is kept to two facts: a
 `tuple`/`get-tuple-element` may have no op of its own, and a `send-done` /
@@ -319,9 +320,37 @@ def _standing_in(pred: HloInstruction) -> frozenset[str]:
 @functools.lru_cache(maxsize=None)
 def _reading(succ: HloInstruction) -> frozenset[str]:
     """Names a dep edge for `succ` may end at: succ (or its paired name) and
-    the ops that read it, through tuples and get-tuple-elements."""
-    return _names_reached([succ], lambda i: i.users if i is succ or i.opcode in _READ_THROUGH
-                          else [])
+    the ops that read it, through tuples and get-tuple-elements; for a
+    pinned S that no op can carry the edge for, its start too (ordering the
+    start after p orders S after p)."""
+    names = _names_reached([succ], lambda i: i.users if i is succ or i.opcode in _READ_THROUGH
+                           else [])
+    start = _start_carrying(succ)
+    return names | {start.name, _program_name(start)} if start is not None else names
+
+
+def _pinned(instr: HloInstruction) -> bool:
+    return instr.opcode.endswith("-done") or instr.opcode == "async-update"
+
+
+def _start_carrying(succ: HloInstruction) -> HloInstruction | None:
+    """The start of a pinned S (a `*-done` or `async-update`, which must read
+    it) when nothing but pinned ops reads S, through tuples and
+    get-tuple-elements, and S is not the computation's result."""
+    if not _pinned(succ) or succ.is_root or not succ.operands:
+        return None
+    stack, seen = [succ], {id(succ)}
+    while stack:
+        for reader in _readers(stack.pop()):
+            if reader.is_root or not (_pinned(reader) or reader.opcode in _FORWARDING):
+                return None
+            if reader.opcode in _FORWARDING and id(reader) not in seen:
+                seen.add(id(reader))
+                stack.append(reader)
+    start = succ.operands[0]
+    while _pinned(start) and start.operands:  # through `async-update`s
+        start = start.operands[0]
+    return start
 
 
 def _names_reached(starts: list[HloInstruction], follow) -> frozenset[str]:

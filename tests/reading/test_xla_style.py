@@ -312,7 +312,13 @@ def uncarriable(name: str) -> frozenset:
                 if _kind(done) in _DONES and _reaches(succ, done, control):
                     found.add((comp.name, pname, succ.name))
             if _kind(succ) in _PINNED and all(_kind(u) in _PINNED for u in succ.users()) and succ.name != root:
-                found.add((comp.name, pname, succ.name))
+                # Nothing can read it: its start carries the edge (S waits for
+                # it), unless the start comes before p already (a cycle).
+                start = succ.operands()[0]
+                while _kind(start) in _PINNED:
+                    start = start.operands()[0]
+                if not start.operands() or _reaches(start, pred, control):
+                    found.add((comp.name, pname, succ.name))
     return frozenset(found)
 
 
