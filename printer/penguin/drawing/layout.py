@@ -415,8 +415,10 @@ def legend_title(s: Sheet) -> str:
     g = s.graph
     fns = ", ".join(f"@{f.name}" for f in g.functions)
     nodes = len({id(b.node) for p in s.panels for b in p.boxes if b.node is not None and not b.ghost})
-    data = len({id(r.edge) for p in s.panels for r in p.routes if not r.edge.dep})
-    deps = len({id(r.edge) for p in s.panels for r in p.routes if r.edge.dep})
+    # One route draws every edge between the same two boxes (results 0 and 1 of one op into one reader).
+    routed = {(r.edge.source.id, r.edge.target.id, r.edge.dep) for p in s.panels for r in p.routes}
+    data = sum((e.source.id, e.target.id, False) in routed for e in g.data_edges)
+    deps = sum((e.source.id, e.target.id, True) in routed for e in g.dep_edges)
     counts = [(nodes, len(g.nodes), "nodes"), (data, len(g.data_edges), "data edges"),
               (deps, len(g.dep_edges), "dep edges")]
     if all(drawn == whole for drawn, whole, _ in counts):
