@@ -9,6 +9,9 @@ import os
 def live_children() -> set[int]:
     found = set()
     for task in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{task}/children") as f:
-            found.update(int(pid) for pid in f.read().split())
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                found.update(int(pid) for pid in f.read().split())
+        except FileNotFoundError:  # a thread that ended since the listing: it has no children now
+            continue
     return found
