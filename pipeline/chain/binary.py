@@ -29,7 +29,6 @@ the wire format against the declared field numbers (`_conforms`, `_scan`).
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -37,7 +36,6 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
 from passes.errors import ChainError
-from passes.hlo import proto as hlo_proto
 from pipeline.reading.parsed import decode_proto
 
 __all__ = ["BadBinary", "BinaryModule", "read_binary", "sniff"]

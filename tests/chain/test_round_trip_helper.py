@@ -17,7 +17,7 @@ from pipeline.chain import sources
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.testing import assert_round_trip, differences, xla_outputs
 from pipeline.xla import native
-from paths import DOCS, README
+from paths import DOCS
 
 X = np.arange(4, dtype=np.float32) - 1.5
 
@@ -169,7 +169,6 @@ def test_bad_input_is_the_chain_s_error_not_a_failed_assertion():
 
 
 def test_the_docs_example_failure_is_what_the_helper_prints():
-    import pathlib
     import re
 
     from pipeline.chain.example import EXAMPLE_HLO

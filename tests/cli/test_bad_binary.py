@@ -27,7 +27,6 @@ from google.protobuf import empty_pb2, unknown_fields
 import pipeline
 import proto_dumps
 from passes.errors import ChainError
-from passes.hlo import proto as hlo_proto
 from pipeline.reading.parsed import decode_proto
 from pipeline.chain import binary
 from pipeline.cli import hlo2penguin as cli

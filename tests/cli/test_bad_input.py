@@ -65,7 +65,7 @@ from pipeline.xla.mlir_context import make_context
 from pipeline.xla.isolated import XlaRejected, parse, parse_with_xla
 from printer import print_penguin
 from pipeline.xla import native
-from paths import DOCS, README
+from paths import DOCS
 
 BIN = os.path.dirname(sys.executable)
 SCRIPTS = {prog: shutil.which(prog, path=BIN) for prog in ("hlo2penguin", "hlo2penguin-opt")}

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.cli.hlo2penguin import main
-from paths import DOCS, PIPELINE_DUMPS, README
+from paths import DOCS, PIPELINE_DUMPS
 
 SMALL = """\
 HloModule small
@@ -142,7 +142,6 @@ def test_every_command_takes_output_and_quiet(command):
 
 
 def test_check_writes_its_table_to_a_file(tmp_path, capsys):
-    import pathlib
 
     dump = PIPELINE_DUMPS
     module = sorted(dump.glob("*.hlo"))[0]
@@ -164,7 +163,6 @@ def _help(*command: str) -> str:
 
 
 def test_the_dialect_flag_says_the_links_the_docs_say():
-    import pathlib
     import re
 
     page = (DOCS / "cli.md").read_text()

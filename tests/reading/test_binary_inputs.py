@@ -15,7 +15,6 @@ import pytest
 
 import pipeline
 import proto_dumps
-from passes.hlo import proto as hlo_proto
 from pipeline.reading.parsed import decode_proto
 from pipeline.chain import binary
 from pipeline.chain.sources import from_export

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from passes.hlo import proto as hlo_proto
 from pipeline.reading.parsed import decode_proto
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.xla import native
