@@ -26,6 +26,7 @@ from link1_helpers import XlaModule, assert_only_edges_changed, run
 from passes.control_dep import Fate
 from passes.errors import ChainError
 from passes.hlo import ir
+from pipeline.xla import isolated
 from pipeline.xla.isolated import readable_text
 from pipeline.xla import native
 
@@ -60,6 +61,10 @@ def _readable(text: str) -> str | None:
     """`text` as XLA's parser reads it, if XLA also reads back its own proto of it."""
     try:
         text = readable_text(text)
+        # A mutant may crash XLA (newer jaxlib segfaults on some): XLA's child reads it, its proto and its
+        # printing first, and this process only what XLA has shown it survives.
+        data = isolated.parse(text, isolate=True).serialized()
+        isolated.check(isolated.print_module(data, isolate=True), isolate=True)
         XlaModule(native.read(text).serialized())
     except ChainError:
         return None
