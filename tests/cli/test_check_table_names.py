@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,13 @@ def dump(tmp_path_factory) -> Path:
     env = {**os.environ, "JAX_PLATFORMS": "cpu",
            "XLA_FLAGS": f"--xla_dump_to={folder} --xla_dump_hlo_pass_re=.*"}
     subprocess.run([sys.executable, "-c", PROGRAM], env=env, check=True, capture_output=True)
+    # Newer XLA numbers a pass that runs once per compilation by its runs in the process
+    # (`…before_apply-xla-transforms-12.txt`), so its stages no longer share their end; the name
+    # without that count is the stage as jaxlib 0.10.2 dumps it (where no two files would collide).
+    for path in sorted(folder.glob("*.txt")):
+        plain = path.with_name(re.sub(r"-\d+\.txt$", ".txt", path.name))
+        if plain != path and not plain.exists():
+            path.rename(plain)
     return folder
 
 

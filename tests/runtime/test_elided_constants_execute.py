@@ -46,11 +46,12 @@ def one_line(err: BaseException) -> str:
 
 
 def test_xla_reads_the_elided_text_as_placeholders_not_values():
-    # Two parses of one text give two literals: the values are not the module's.
+    # XLA fills the literal with values of its own (jaxlib 0.10.2 from a counter, so two parses differ):
+    # they print as values, and they are not the module's.
     options = xla_hlo.HloPrintOptions()
     options.print_large_constants = True
-    first, second = (xla_hlo.hlo_module_from_text(ELIDED).to_string(options) for _ in range(2))
-    assert first != second and "{...}" not in first
+    first = xla_hlo.hlo_module_from_text(ELIDED).to_string(options)
+    assert "{...}" not in first
     assert not np.allclose(xla_outputs(ELIDED, [X])[0], xla_outputs(MODULE, [X])[0])
 
 
