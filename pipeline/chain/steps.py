@@ -33,7 +33,6 @@ from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
-from pipeline.chain.binary import sniff
 from pipeline.chain.hints import parser_hint, with_hint
 from pipeline.chain.options import Options, resolve, takes_options
 from pipeline.chain.result import ChainResult, Reimported, Snapshot, execute
@@ -81,6 +80,8 @@ def _parser_hint(source, source_name: str | None, message: str) -> str | None:
     none: its text would be XLA's printing, read in this process)."""
     data = raw_of(source, source_name)[0]
     if isinstance(data, bytes):
+        from pipeline.chain.binary import sniff  # protobuf's descriptors: only on this error path
+
         if sniff(data) != "text":
             return None
         data = data.decode("utf-8", errors="replace")
