@@ -114,32 +114,35 @@ BUFFER = 34  # `b(f32[16])`: a buffer (copy insertion's Pin/Unpin tests), its el
 API_VERSION_ORIGINAL = 1
 
 
-def _build() -> dict[str, type]:
-    file = descriptor_pb2.FileDescriptorProto(name="hlo2penguin/xla_hlo.proto", package=_PACKAGE,
-                                              syntax="proto3")
+def message_classes(file_name: str, schema, maps=(), package: str = None) -> dict[str, type]:
+    """Python classes for `schema` ([(message, [(name, number, type, label, type name)])],
+    `Outer.Inner` for a nested message) and its map fields (`maps`, as `_MAPS`),
+    declared with protobuf's descriptor API in a pool of their own."""
+    package = package or _PACKAGE
+    file = descriptor_pb2.FileDescriptorProto(name=file_name, package=package, syntax="proto3")
     messages: dict[str, descriptor_pb2.DescriptorProto] = {}
-    for message, fields in _SCHEMA:
+    for message, fields in schema:
         outer, _, inner = message.partition(".")
         m = messages[message] = (messages[outer].nested_type.add(name=inner) if inner
                                  else file.message_type.add(name=message))
         for name, number, kind, label, type_name in fields:
             f = m.field.add(name=name, number=number, type=kind, label=label)
             if type_name:
-                f.type_name = f".{_PACKAGE}.{type_name}"
-    for message, entry_name, key_type, value_type, value_message in _MAPS:
+                f.type_name = f".{package}.{type_name}"
+    for message, entry_name, key_type, value_type, value_message in maps:
         entry = messages[message].nested_type.add(name=entry_name)
         entry.options.map_entry = True
         entry.field.add(name="key", number=1, type=key_type, label=_OPTIONAL)
         value = entry.field.add(name="value", number=2, type=value_type, label=_OPTIONAL)
         if value_message:
-            value.type_name = f".{_PACKAGE}.{value_message}"
+            value.type_name = f".{package}.{value_message}"
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
-    return {message: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{message}"))
-            for message, _ in _SCHEMA}
+    return {message: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.{message}"))
+            for message, _ in schema}
 
 
-_CLASSES = _build()
+_CLASSES = message_classes("hlo2penguin/xla_hlo.proto", _SCHEMA, _MAPS)
 HloModuleProto = _CLASSES["HloModuleProto"]
 HloComputationProto = _CLASSES["HloComputationProto"]
 HloInstructionProto = _CLASSES["HloInstructionProto"]

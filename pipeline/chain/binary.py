@@ -32,10 +32,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor_pb2
 from google.protobuf.message import DecodeError
 
 from passes.errors import ChainError
+from passes.hlo import proto as hlo_proto
 from pipeline.reading.parsed import decode_proto
 
 __all__ = ["BadBinary", "BinaryModule", "read_binary", "sniff"]
@@ -86,22 +87,7 @@ _SCHEMA = [
 ]
 
 
-def _build() -> dict[str, type]:
-    file = descriptor_pb2.FileDescriptorProto(name="hlo2penguin/xla_dumps.proto", package=_PACKAGE,
-                                              syntax="proto3")
-    for message, fields in _SCHEMA:
-        m = file.message_type.add(name=message)
-        for name, number, kind, label, type_name in fields:
-            f = m.field.add(name=name, number=number, type=kind, label=label)
-            if type_name:
-                f.type_name = f".{_PACKAGE}.{type_name}"
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
-    return {message: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{message}"))
-            for message, _ in _SCHEMA}
-
-
-_CLASSES = _build()
+_CLASSES = hlo_proto.message_classes("hlo2penguin/xla_dumps.proto", _SCHEMA, package=_PACKAGE)
 HloProto = _CLASSES["HloProto"]
 HloSnapshot = _CLASSES["HloSnapshot"]
 LiteralProto = _CLASSES["LiteralProto"]
