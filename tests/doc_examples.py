@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from sybil import Sybil
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
@@ -47,6 +48,7 @@ UNRUN_SHELLS = ("bash", "shell", "shell-session", "zsh", "py", "python3", "pycon
 SHELL_SYNTAX = re.compile(r"[|<>;&$`()*?\[\]{}~]|^\w+=")
 SHOW_EXIT = re.compile(r'^(?P<command>.*?)\s*;\s*echo\s+"exit \$\?"\s*$')
 TIMEOUT = 300
+COLUMNS = "100"  # the terminal width of the tables the docs show, whatever this process was given
 
 
 def doc_pages(root: Path = ROOT) -> list[Path]:
@@ -105,7 +107,7 @@ def environment() -> dict:
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env["COLUMNS"] = "100"
+    env["COLUMNS"] = COLUMNS
     return env
 
 
@@ -126,7 +128,7 @@ def _in_process(argv: list[str]) -> tuple[int, str]:
     else:
         from pipeline.cli.opt import main
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with mock.patch.dict(os.environ, COLUMNS=COLUMNS), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(argv[1:])
         except SystemExit as exit_:  # --help

@@ -115,6 +115,13 @@ def xla_parser_says(text: str) -> tuple[str, str]:
     return m.group(1), m.group(2)
 
 
+@pytest.fixture(autouse=True)
+def no_columns(monkeypatch):
+    """The tables checked in this process are as wide as with stdout on a pipe
+    and COLUMNS unset (the user's terminal or pytest-xdist may set it)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory) -> Path:
     return make_dump_folder(tmp_path_factory.mktemp("check"))
