@@ -1,7 +1,5 @@
 """`python -m pipeline.cli` is `hlo2penguin`."""
 
-import sys
+from pipeline.cli.hlo2penguin import entry
 
-from pipeline.cli.hlo2penguin import main
-
-sys.exit(main())
+entry()

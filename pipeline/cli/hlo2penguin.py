@@ -16,8 +16,8 @@ import sys
 
 from passes.control_dep import Fate
 from pipeline.chain.hints import NO_CONTROL_EDGES, directory_hint, with_hint
-from pipeline.cli.support import (Parser, UsageError, add_chain_options, chain_options, commit_file, guarded,
-                                  refuse_overwriting_inputs, stage_file, version_line, write_output)
+from pipeline.cli.support import (Parser, UsageError, add_chain_options, chain_options, commit_file, end_process,
+                                  guarded, refuse_overwriting_inputs, stage_file, version_line, write_output)
 from pipeline.xla import worker as xla_child
 from pipeline.chain.example import EXAMPLE_HLO, EXAMPLE_NAME
 
@@ -248,6 +248,13 @@ def main(argv: list[str] | None = None) -> int:
     return guarded(PROG, lambda: _main(argv))
 
 
+def entry() -> None:
+    """The `hlo2penguin` command (console script, `python -m pipeline.cli`):
+    `main`, then the process ends without the interpreter's teardown
+    (`pipeline.cli.support.end_process`)."""
+    end_process(PROG, main)
+
+
 # Arguments that print text and run no chain: no XLA child for them.
 _TEXT_ONLY = {"-h", "--help", "--version", "--example"}
 
@@ -259,10 +266,10 @@ def _main(argv: list[str]) -> int:
         xla_child.fork_early()
     args = build_parser().parse_args(argv)
     if args.version:
-        print(version_line(PROG))
+        write_output(None, version_line(PROG) + "\n")
         return 0
     if args.example:
-        sys.stdout.write(EXAMPLE_HLO)
+        write_output(None, EXAMPLE_HLO)
         return 0
     check_combination(args)
     refuse_overwriting_inputs(args.output, [args.input])
@@ -334,4 +341,4 @@ def _verify(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -28,8 +28,8 @@ from passes.errors import first_line
 from passes.mlir import BY_MNEMONIC, FlattenControlDepTupleOperands
 from passes.options import options, parse_element, split_top_level
 from pipeline.chain.hints import mlir_tool_hint, with_hint
-from pipeline.cli.support import (Parser, UsageError, add_option_flags, guarded, option_values, version_line,
-                                  write_output)
+from pipeline.cli.support import (Parser, UsageError, add_option_flags, end_process, guarded, option_values,
+                                  version_line, write_output)
 from pipeline.xla.worker import how_it_ended
 from pipeline.xla.mlir_context import make_context, register_passes
 from pipeline.chain.sources import read_path
@@ -58,10 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     return guarded(PROG, lambda: _main(argv))
 
 
+def entry() -> None:
+    """The `hlo2penguin-opt` command: `main`, then the process ends without
+    the interpreter's teardown (`pipeline.cli.support.end_process`)."""
+    end_process(PROG, main)
+
+
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.version:  # before the input is read: its default is standard input
-        print(version_line(PROG))
+        write_output(None, version_line(PROG) + "\n")
         return 0
     if args.passes and args.pass_pipeline:
         raise UsageError("give either pass flags or --pass-pipeline, not both")
@@ -234,4 +240,4 @@ def run(pm: passmanager.PassManager, module: ir.Module) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--check-bytecode"]:  # check_bytecode's child process
         sys.exit(_check_bytecode_child(sys.argv[2]))
-    sys.exit(main())
+    entry()
