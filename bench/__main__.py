@@ -22,7 +22,7 @@ M   peak memory (max RSS) of a fresh process that runs the chain as P3
 P5  what a user waits for: `hlo2penguin FILE -o OUT` with its defaults, as
     a whole process (children included), vs the same parse + import process:
     wall time, and peak memory beside it ("P5 small": the same on a module
-    of --small instructions, what every round-trip test pays per call)
+    of --small instructions, the two processes run --small-repeat times)
 F   a fan-in: F control edges into one successor (`bench.synthetic.fan_in`)
     at two sizes, the growth of the chain with its check ("F check", as
     `hlo2penguin --check` runs it, in-process) and of the verifier alone
@@ -262,37 +262,44 @@ _MEASURE = ("import resource, subprocess, sys, time; start = time.perf_counter()
             "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
 
 
-def whole_process(command: list[str], repeat: int) -> tuple[float, float]:
-    """Median wall seconds and median peak MiB of `command` as a process,
-    after one run not counted. Bytecode is written and reused as on a
-    user's install (PYTHONDONTWRITEBYTECODE, set in some sandboxes, would
-    charge every run ~40 ms of compiling the chain's sources)."""
+def whole_processes(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float]]:
+    """Median wall seconds and median peak MiB of each of `commands` as a
+    process, run in turns (one of each, `repeat` times, after one round not
+    counted): a noisy spell of the machine falls on all of them alike.
+    Bytecode is written and reused as on a user's install
+    (PYTHONDONTWRITEBYTECODE, set in some sandboxes, would charge every run
+    ~40 ms of compiling the chain's sources)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    runs = []
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for i in range(repeat + 1):
-        done = subprocess.run([sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True, check=True,
-                              env=env)
-        if not i:
-            continue
-        seconds, kib = done.stdout.split()
-        runs.append((float(seconds), int(kib) / 1024))
-    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+        for name, command in commands.items():
+            done = subprocess.run([sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True,
+                                  check=True, env=env)
+            if i:
+                seconds, kib = done.stdout.split()
+                runs[name].append((float(seconds), int(kib) / 1024))
+    return {name: (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs))
+            for name, rs in runs.items()}
 
 
 def process_figures(size: int, repeat: int, memory: bool = True, name: str = "P5") -> list[dict]:
     """M (with `memory`) and P5 at `size`, each against a fresh process that
-    only parses and imports the same file."""
+    only parses and imports the same file, the processes run in turns."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
         path, out = f"{folder}/module.hlo", f"{folder}/program.py"
         with open(path, "w", encoding="utf-8") as f:
             f.write(synthetic_hlo(size))
-        anchor_s, anchor_mib = whole_process([sys.executable, "-c", _PARSE_AND_IMPORT, path], repeat)
-        chain_mib = whole_process([sys.executable, "-c", _CHAIN_AS_P3, path], repeat)[1] if memory else None
-        cli_s, cli_mib = whole_process([sys.executable, "-m", "pipeline.cli", path, "-o", out, "-q"], repeat)
+        commands = {"anchor": [sys.executable, "-c", _PARSE_AND_IMPORT, path],
+                    "cli": [sys.executable, "-m", "pipeline.cli", path, "-o", out, "-q"]}
+        if memory:
+            commands["chain"] = [sys.executable, "-c", _CHAIN_AS_P3, path]
+        measured = whole_processes(commands, repeat)
+    (anchor_s, anchor_mib), (cli_s, cli_mib) = measured["anchor"], measured["cli"]
     rows = []
     if memory:
+        chain_mib = measured["chain"][1]
         rows.append({"figure": "M", "size": size, "ratio": round(chain_mib / anchor_mib, 3),
                      "ours_mib": round(chain_mib, 1), "anchor_mib": round(anchor_mib, 1),
                      "anchor": "a process that parses and imports"})
@@ -359,6 +366,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="control predecessors of the one successor in 'P2 predecessors'")
     parser.add_argument("--small", type=int, default=20, help="instructions of the module of 'P5 small' and 'R1'")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the median is kept")
+    parser.add_argument("--small-repeat", type=int, default=15,
+                        help="turns of the two processes of 'P5 small' (a third of a second each, so its ratio "
+                             "moves with every noisy spell of the machine); the median is kept")
     parser.add_argument("--json", action="store_true", help="one JSON object per line per figure")
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the figures measured as whole processes (M and P5)")
@@ -382,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(many_predecessors_figure(args.predecessors, args.repeat))
     rows.append(round_trip_figure(args.small, args.repeat))
     if not args.no_memory:
-        rows += process_figures(args.small, args.repeat, memory=False, name="P5 small")
+        rows += process_figures(args.small, args.small_repeat, memory=False, name="P5 small")
     rows += fan_in_figures(fan_in_sizes, args.repeat, args.fan_in_module)
     return _write(rows, args.json)
 

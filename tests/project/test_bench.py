@@ -29,7 +29,7 @@ def test_the_fan_in_module_is_real_hlo_with_its_edges_into_one_successor():
 
 
 def test_every_figure_is_reported_as_json(capsys):
-    assert main(["--sizes", "200,400", "--fan-in-sizes", "50,200", "--repeat", "1", "--json"]) == 0
+    assert main(["--sizes", "200,400", "--fan-in-sizes", "50,200", "--repeat", "1", "--small-repeat", "1", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     figures = {r["figure"] for r in rows}
     # The figures of issue 16, each a ratio against an anchor measured in the same run.
@@ -54,7 +54,7 @@ def test_the_fan_in_figures_alone(capsys):
     """`--fan-in`: the check's and the verifier's growth from the smaller fan-in
     to the larger, over the growth of XLA's parse of the same two modules;
     with --fan-in-module, the check with the fan-in against the same module without it."""
-    assert main(["--fan-in", "--fan-in-sizes", "50,200", "--fan-in-module", "300", "--repeat", "1", "--json"]) == 0
+    assert main(["--fan-in", "--fan-in-sizes", "50,200", "--fan-in-module", "300", "--repeat", "1", "--small-repeat", "1", "--json"]) == 0
     rows = {r["figure"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert set(rows) == {"F check", "F verify", "F module"}
     for name in ("F check", "F verify"):
