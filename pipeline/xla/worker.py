@@ -57,7 +57,9 @@ class XlaWorker:
     """One child process that runs XLA for the chain: `ask` it, one request
     at a time (callers in several threads take turns), `close()` it. Its
     stderr (XLA's logs and, on an abort, its reason) goes to a file, so it
-    can never fill a pipe."""
+    can never fill a pipe, and holds one request's worth: an abort's reason
+    is this request's, never an earlier one's logs (XLA logs some refusals
+    it survives, such as a RET_CHECK on a proto it then refuses)."""
 
     def __init__(self, forked: bool = False):
         self._stderr = tempfile.TemporaryFile()
@@ -91,6 +93,10 @@ class XlaWorker:
         """Send one request (in the caller's turn: `reserved`)."""
         if self.died is not None:
             return  # `collect` says so
+        # The child waits on its stdin now, and its stderr shares this file's
+        # offset: back to the start, so it writes this request's words there.
+        self._stderr.seek(0)
+        self._stderr.truncate()
         data = memoryview(f"{command} {len(payload)}\n".encode() + payload)
         try:
             while data:

@@ -209,3 +209,33 @@ def test_a_process_with_another_thread_spawns_its_child_instead():
         print(type(worker.fork_early().process).__name__)
         """)
     assert done.stdout.split() == ["Popen"], done.stderr
+
+
+# XLA's parser reads a get-tuple-element past its tuple's arity and then
+# segfaults on it, printing nothing: the refusal says "no message".
+SEGFAULTS = module(0).replace("pre0 = f32[4] negate(x)", "t = (f32[4], f32[4]) tuple(x, x)\n  pre0 = f32[4] get-tuple-element(t), index=2")
+
+
+def test_an_abort_is_told_in_its_own_words_not_in_what_the_child_logged_before():
+    """XLA logs some refusals it survives (a RET_CHECK on a proto it reads
+    and refuses): a warm child's later abort is still told as a fresh
+    child tells it, not with that earlier log line."""
+    from pipeline.xla import native
+
+    fresh = xla_child.XlaWorker()
+    try:
+        with pytest.raises(XlaRejected, match="aborted") as alone:
+            isolated.parse(SEGFAULTS, "in.hlo", isolate=True, worker=fresh)
+    finally:
+        fresh.close()
+    warm = xla_child.XlaWorker()
+    try:
+        loop = (REPO / "tests" / "pipeline_dumps" / "gpu_pipelined_p2p_loop.hlo").read_text()
+        with pytest.raises(XlaRejected, match="RecvDone must take the context operand from Recv"):
+            isolated.read_proto(native.parse_to_proto(loop), "loop.pb", isolate=True, worker=warm)
+        assert warm.alive  # XLA refused that proto and lived on; its RET_CHECK went to the child's stderr
+        with pytest.raises(XlaRejected, match="aborted") as after:
+            isolated.parse(SEGFAULTS, "in.hlo", isolate=True, worker=warm)
+    finally:
+        warm.close()
+    assert str(after.value) == str(alone.value)
