@@ -21,7 +21,7 @@ from pipeline.xla import isolated
 from pipeline.xla import worker as xla_child
 from pipeline.xla.isolated import XlaRejected
 from processes import live_children
-from paths import REPO
+from paths import PIPELINE_DUMPS, REPO
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads Linux's /proc")
 
@@ -213,7 +213,8 @@ def test_a_process_with_another_thread_spawns_its_child_instead():
 
 # XLA's parser reads a get-tuple-element past its tuple's arity and then
 # segfaults on it, printing nothing: the refusal says "no message".
-SEGFAULTS = module(0).replace("pre0 = f32[4] negate(x)", "t = (f32[4], f32[4]) tuple(x, x)\n  pre0 = f32[4] get-tuple-element(t), index=2")
+SEGFAULTS = module(0).replace("pre0 = f32[4] negate(x)",
+                              "t = (f32[4], f32[4]) tuple(x, x)\n  pre0 = f32[4] get-tuple-element(t), index=2")
 
 
 def test_an_abort_is_told_in_its_own_words_not_in_what_the_child_logged_before():
@@ -230,7 +231,7 @@ def test_an_abort_is_told_in_its_own_words_not_in_what_the_child_logged_before()
         fresh.close()
     warm = xla_child.XlaWorker()
     try:
-        loop = (REPO / "tests" / "pipeline_dumps" / "gpu_pipelined_p2p_loop.hlo").read_text()
+        loop = (PIPELINE_DUMPS / "gpu_pipelined_p2p_loop.hlo").read_text()
         with pytest.raises(XlaRejected, match="RecvDone must take the context operand from Recv"):
             isolated.read_proto(native.parse_to_proto(loop), "loop.pb", isolate=True, worker=warm)
         assert warm.alive  # XLA refused that proto and lived on; its RET_CHECK went to the child's stderr
