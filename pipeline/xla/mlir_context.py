@@ -3,6 +3,7 @@ upstream dialects, StableHLO, MHLO, CHLO and Shardy."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 
@@ -33,8 +34,13 @@ _threads = threading.local()
 
 
 def _forget_contexts() -> None:
+    """In a forked process: new contexts for its threads, never its parent's
+    (their thread pools did not come along). The inherited ones are kept
+    alive for good, never destroyed: an MLIRContext's destructor joins its
+    thread pool, whose threads are not in this process (the wait would never end)."""
     global _threads
-    _threads = threading.local()  # a forked process does not share its parent's contexts (nor their threads)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(_threads))  # not even at this process's exit
+    _threads = threading.local()
 
 
 os.register_at_fork(after_in_child=_forget_contexts)

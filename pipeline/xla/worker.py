@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import io
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -46,6 +46,14 @@ class WorkerDied(Exception):
     def __init__(self, returncode: int, stderr: str):
         super().__init__(how_it_ended(returncode))
         self.returncode, self.stderr = returncode, stderr
+
+
+class WorkerTimedOut(WorkerDied):
+    """The child did not answer within the request's time limit; it was killed."""
+
+    def __init__(self, seconds: float, stderr: str):
+        Exception.__init__(self, f"no answer within {seconds:g} s")
+        self.returncode, self.stderr, self.seconds = -signal.SIGKILL, stderr, seconds
 
 
 class WorkerGone(WorkerDied):
@@ -72,16 +80,18 @@ class XlaWorker:
             start = f"import sys; sys.path.insert(0, {root!r}); from pipeline.xla.child import main; main()"
             self.process = subprocess.Popen([sys.executable, "-c", start], bufsize=0,
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
-        self._answers = io.BufferedReader(self.process.stdout, 1 << 16)
+        self._answers = _Answers(self.process.stdout)
         self._turn = threading.Lock()
         self.died: WorkerDied | None = None
 
-    def ask(self, command: str, payload: bytes) -> tuple[str, bytes]:
+    def ask(self, command: str, payload: bytes, timeout: float | None = None) -> tuple[str, bytes]:
         """(status, answer) for one request; WorkerDied if the child ended
-        instead (WorkerGone if it had ended before this request)."""
+        instead (WorkerGone if it had ended before this request,
+        WorkerTimedOut if it gave no answer within `timeout` seconds: it is
+        killed, and the next request starts a new one)."""
         with self.reserved():
             self.submit(command, payload)
-            return self.collect()
+            return self.collect(timeout)
 
     @contextlib.contextmanager
     def reserved(self):
@@ -104,10 +114,16 @@ class XlaWorker:
         except OSError:
             pass  # it died: `collect` says how
 
-    def collect(self) -> tuple[str, bytes]:
+    def collect(self, timeout: float | None = None) -> tuple[str, bytes]:
         """(status, answer) of the request sent last; WorkerDied if the child ended instead."""
         if self.died is not None:
             raise WorkerGone(self.died.returncode, self.died.stderr)
+        if timeout is not None and not self._answers.ready(timeout):
+            self.process.kill()
+            self.process.wait()
+            self._stderr.seek(0)
+            self.died = WorkerTimedOut(timeout, self._stderr.read().decode("utf-8", "replace"))
+            raise self.died
         header = self._answers.readline()
         status, _, length = header.decode().partition(" ")
         answer = self._answers.read(int(length)) if header.endswith(b"\n") else b""
@@ -137,11 +153,59 @@ class XlaWorker:
         self._stderr.close()
 
     def _forget(self) -> None:
-        """In a forked process: let go of the parent's child without a word to it."""
-        for stream in (self.process.stdin, self._answers):
+        """In a forked process: let go of the parent's child without a word to
+        it. Nothing here takes a lock: a thread of the parent may have held
+        one mid-call at the fork, and it stays held in this process forever
+        (the pipes are unbuffered FileIO objects, the answers a reader of our
+        own, neither with a lock)."""
+        for stream in (self.process.stdin, self.process.stdout):
             with contextlib.suppress(OSError):
                 stream.close()  # this process's copies of the pipes; the parent's stay open
         self.process.returncode = 0  # not this process's child to wait for
+
+
+class _Answers:
+    """The child's answers, read from its pipe (an unbuffered FileIO, which
+    has no lock) through a buffer of our own: `readline` and `read` as
+    io.BufferedReader's, without the lock BufferedReader takes (see
+    `XlaWorker._forget`); `ready` waits for the next answer to start, with a
+    time limit."""
+
+    def __init__(self, raw):
+        self.raw, self.buffer = raw, bytearray()
+
+    def ready(self, timeout: float) -> bool:
+        return bool(self.buffer) or bool(select.select([self.raw], [], [], timeout)[0])
+
+    def readline(self) -> bytes:
+        while b"\n" not in self.buffer:
+            chunk = self.raw.read(1 << 16)
+            if not chunk:
+                break
+            self.buffer += chunk
+        end = self.buffer.find(b"\n") + 1 or len(self.buffer)
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end]
+        return line
+
+    def read(self, n: int) -> bytes:
+        """`n` bytes (fewer only if the pipe closed first), read straight into one buffer."""
+        if len(self.buffer) >= n:
+            data = bytes(self.buffer[:n])
+            del self.buffer[:n]
+            return data
+        out = bytearray(n)
+        view = memoryview(out)
+        have = len(self.buffer)
+        view[:have] = self.buffer
+        self.buffer.clear()
+        while have < n:
+            got = self.raw.readinto(view[have:])
+            if not got:
+                break
+            have += got
+        view.release()
+        return bytes(out) if have == n else bytes(out[:have])
 
 
 class _Forked:
