@@ -153,3 +153,27 @@ OpMetadata = _CLASSES["OpMetadata"]
 def local_id(instruction_id: int) -> int:
     """The instruction's number within its computation: the order the text defines it in."""
     return instruction_id & 0xFFFFFFFF
+
+
+# Fields that only the runnable form of a module (pipeline.xla.runnable)
+# reads and edits: a shape's layout, a fusion's kind and its backend config,
+# an instruction's `dimensions` (a transpose's permutation). They live in
+# classes of their own, so that link #1's classes (and the bytes it writes)
+# stay exactly as the schema above declares them.
+_RUNNABLE_FIELDS = {
+    "ShapeProto": [("layout", 5, _F.TYPE_MESSAGE, _OPTIONAL, "LayoutProto")],
+    "HloInstructionProto": [
+        ("fusion_kind", 11, _F.TYPE_STRING, _OPTIONAL, None),
+        ("dimensions", 14, _F.TYPE_INT64, _REPEATED, None),
+        ("backend_config", 43, _F.TYPE_BYTES, _OPTIONAL, None),
+    ],
+    "HloComputationProto": [("is_fusion_computation", 7, _F.TYPE_BOOL, _OPTIONAL, None)],
+    "HloModuleProto": [("id", 5, _F.TYPE_INT64, _OPTIONAL, None)],  # XLA's count of modules made in its process
+}
+
+
+def runnable_classes() -> dict[str, type]:
+    """The schema above plus `_RUNNABLE_FIELDS` (and XLA's LayoutProto), in a pool of their own."""
+    schema = [("LayoutProto", [("minor_to_major", 1, _F.TYPE_INT64, _REPEATED, None)])]
+    schema += [(message, fields + _RUNNABLE_FIELDS.get(message, [])) for message, fields in _SCHEMA]
+    return message_classes("hlo2penguin/xla_hlo_runnable.proto", schema, _MAPS, package=_PACKAGE + ".runnable")

@@ -14,6 +14,8 @@ a line `<command> <length>` and `length` bytes; the answer is a line
     print   serialized proto → ok: XLA's printing of the module     | refused: XLA's message
     read    serialized proto → ok: nothing (XLA reads the module)   | refused: XLA's message
     compile pieces of a long Penguin program (marshal) → ok: their code objects (marshal)
+    run     (serialized proto, input arrays) (pickle) → ok: XLA:CPU's outputs (pickle) | failed: XLA's message
+    compiles nothing                 → ok: how many modules `run` compiled in this child (decimal)
 
 The parent starts the child before it has anything to ask, so that Python
 and jaxlib load on the other core meanwhile, and keeps it warm for every
@@ -49,6 +51,10 @@ def serve(stdin, stdout) -> None:
                 _answer(stdout, "ok", native.print_proto(payload).encode())
             elif command == "compile":  # pieces of a long Penguin program (pipeline.verifier.program)
                 _answer(stdout, *_compile(payload))
+            elif command == "run":  # XLA:CPU's numbers (pipeline.xla.isolated.cpu_outputs): compiled once per module
+                _answer(stdout, *_run(payload))
+            elif command == "compiles":
+                _answer(stdout, "ok", str(native.compiles()).encode())
             elif command == "import":
                 try:
                     _answer(stdout, "ok", native.hlo_to_stablehlo(payload))
@@ -75,6 +81,18 @@ def _compile(payload: bytes) -> tuple[str, bytes]:
     try:
         return "ok", marshal.dumps([compile_piece(text, filename, start) for start, text in pieces])
     except SyntaxError as err:  # the parent compiles the whole text: its error names the real line
+        return "failed", str(err).encode()
+
+
+def _run(payload: bytes) -> tuple[str, bytes]:
+    import pickle
+
+    from pipeline.xla import native
+
+    proto, inputs = pickle.loads(payload)  # from this process's parent: ours, not a user's bytes
+    try:
+        return "ok", pickle.dumps(native.cpu_outputs(proto, inputs), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as err:  # XLA's refusal to compile or run it (jaxlib raises its own error type)
         return "failed", str(err).encode()
 
 

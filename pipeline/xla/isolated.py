@@ -12,9 +12,9 @@ from pipeline.xla import native
 from pipeline.xla.native import XlaRejected, canonical_text, parse_with_xla, refusal
 from pipeline.xla.versions import xla_reads_tuple_element_operands
 from pipeline.xla import worker as xla_child
-from pipeline.xla.worker import WorkerDied, WorkerGone, XlaWorker, how_it_ended
+from pipeline.xla.worker import WorkerDied, WorkerGone, WorkerTimedOut, XlaWorker, how_it_ended
 
-__all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "check",
+__all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "check", "cpu_outputs",
            "first_said", "parse", "parse_with_xla", "print_module", "read_proto", "refusal"]
 
 
@@ -54,21 +54,51 @@ def _in_child(worker: XlaWorker | None, command: str, payload: bytes, what: str,
     return ask(worker, command, payload, lambda died: aborted(what, died.returncode, died.stderr, source))
 
 
-def ask(worker: XlaWorker | None, command: str, payload: bytes, refusal_of) -> tuple[str, bytes]:
+def ask(worker: XlaWorker | None, command: str, payload: bytes, refusal_of,
+        timeout: float | None = None) -> tuple[str, bytes]:
     """(status, answer) of `worker` (None: the warm child) for one request;
-    if the child dies on it, the exception `refusal_of(WorkerDied)` (the
-    next request starts a new child). A shared child that another call's
-    input had killed is replaced and asked again: the death was not ours."""
+    if the child dies on it (or gives no answer within `timeout` seconds:
+    then it is killed), the exception `refusal_of(WorkerDied)` (the next
+    request starts a new child). A shared child that another call's input
+    had killed is replaced and asked again: the death was not ours."""
     worker = worker or xla_child.shared()
     try:
-        return worker.ask(command, payload)
+        return worker.ask(command, payload, timeout)
     except WorkerGone:
         try:
-            return xla_child.shared().ask(command, payload)
+            return xla_child.shared().ask(command, payload, timeout)
         except WorkerDied as died:
             raise refusal_of(died) from None
     except WorkerDied as died:
         raise refusal_of(died) from None
+
+
+def cpu_outputs(proto: bytes, inputs, source: str | None = None, *, timeout: float | None = None,
+                worker: XlaWorker | None = None) -> list:
+    """What XLA:CPU computes from a serialized HloModuleProto for `inputs`,
+    compiled and run in the warm child (which keeps what it compiled: the
+    same module with new inputs is only run). XlaRejected, one line naming
+    `source`, if XLA refuses to compile or run it, aborts on it, or gives no
+    answer within `timeout` seconds (the child is then killed)."""
+    import pickle
+
+    import numpy as np
+
+    payload = pickle.dumps((proto, [np.asarray(x) for x in inputs]), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def refusal_of(died: WorkerDied) -> XlaRejected:
+        if isinstance(died, WorkerTimedOut):
+            where = f"{source}: " if source else ""
+            return XlaRejected(f"{where}XLA:CPU gave no answer within {died.seconds:g} s running the module "
+                               f"(stopped): raise the time limit (xla_timeout=) if it needs longer")
+        return aborted("XLA:CPU", died.returncode, died.stderr, source)
+
+    status, answer = ask(worker, "run", payload, refusal_of, timeout)
+    if status != "ok":
+        said = answer.decode("utf-8", "replace")
+        where = f"{source}: " if source else ""
+        raise XlaRejected(f"{where}XLA:CPU cannot compile or run the module: {first_said(said) or said}")
+    return pickle.loads(answer)
 
 
 def check(text: str, source: str | None = None, *, isolate: bool = False) -> None:

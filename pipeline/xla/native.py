@@ -9,6 +9,8 @@ abort."""
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import re
 
 import jaxlib._hlo as xla_hlo
@@ -98,16 +100,48 @@ def register_upstream_dialects(registry) -> None:
     _jax_mlir_ext.register_dialects(registry)
 
 
-def cpu_outputs(proto: bytes, inputs) -> list:
-    """What XLA:CPU computes from a serialized HloModuleProto for `inputs`
-    (through XLA's importer and compiler), one numpy array per result."""
-    import jax
-    import numpy as np
+def compile_cpu(proto: bytes):
+    """XLA:CPU's executable for a serialized HloModuleProto (through XLA's
+    importer and its whole compiler); XLA's own error as it raised it."""
     from jax.extend import backend
 
     cpu = backend.get_backend("cpu")
-    device = cpu.local_devices()[0]
-    executable = cpu.compile_and_load(hlo_to_stablehlo(proto), xla_ext.DeviceList((device,)),
-                                      xla_ext.CompileOptions())
+    return cpu.compile_and_load(hlo_to_stablehlo(proto), xla_ext.DeviceList((cpu.local_devices()[0],)),
+                                xla_ext.CompileOptions())
+
+
+def run_cpu(executable, inputs) -> list:
+    """`executable` (from `compile_cpu`) on `inputs`, one numpy array per result."""
+    import jax
+    import numpy as np
+
+    device = executable.local_devices()[0]
     arguments = [jax.device_put(np.asarray(x), device) for x in inputs]
     return [np.asarray(x) for x in executable.execute(arguments)]
+
+
+_COMPILED: collections.OrderedDict = collections.OrderedDict()  # digest of the proto → executable
+_COMPILED_KEEP = 32  # executables kept, the last used last
+_COMPILES = 0  # modules `cpu_outputs` compiled in this process
+
+
+def compiles() -> int:
+    """How many modules `cpu_outputs` compiled in this process (the rest were run as compiled before)."""
+    return _COMPILES
+
+
+def cpu_outputs(proto: bytes, inputs) -> list:
+    """What XLA:CPU computes from a serialized HloModuleProto for `inputs`
+    (through XLA's importer and compiler), one numpy array per result. A
+    module compiled before in this process is not compiled again (the
+    `_COMPILED_KEEP` last ones, by the bytes' digest)."""
+    global _COMPILES
+    key = hashlib.sha256(proto).digest()
+    executable = _COMPILED.pop(key, None)
+    if executable is None:
+        executable = compile_cpu(proto)
+        _COMPILES += 1
+    _COMPILED[key] = executable
+    while len(_COMPILED) > _COMPILED_KEEP:
+        _COMPILED.popitem(last=False)
+    return run_cpu(executable, inputs)
