@@ -86,6 +86,10 @@ class ChainResult:
     link1: PreserveResult | None = None  # link #1's own account (None with reify=False)
     _text: str | None = None             # the HLO text read
     _proto: bytes = b""                  # `_hlo` as it was, once printed
+    # XLA's parse of the input as read, before link #1 (serialized; empty with check=False).
+    read_proto: bytes = b""
+    # What `assert_round_trip` compared the program's numbers with (None: no numbers compared).
+    numerics: str | None = None
 
     def __repr__(self) -> str:
         if self.report is None:

@@ -72,7 +72,7 @@ class Work:
     def result(self) -> ChainResult:
         return ChainResult(self.name, self.options.dialect, self.hlo or self.hlo_proto, self.imported, self.flattened,
                            self.penguin_source, self.report, self.program, self.link1,
-                           self.parsed.text if self.parsed is not None else None)
+                           self.parsed.text if self.parsed is not None else None, read_proto=self.read_proto)
 
 
 def _parser_hint(source, source_name: str | None, message: str) -> str | None:
