@@ -19,6 +19,11 @@ P4  each stage's growth from the smallest size to the largest, over the
     growth of P3's anchor in the same run
 M   peak memory (max RSS) of a fresh process that runs the chain as P3
     does, vs a fresh process that only parses and imports the same text
+R1  `assert_round_trip` with its defaults in a warm process, on a module
+    of --small instructions, vs XLA's parse + import of it in-process
+R2  the same with `inputs=` on a module not compiled before, vs XLA's own
+    compile + run of it in-process; "R2 again": the same module with new
+    inputs, vs R1's call plus XLA's run of the module it compiled
 P5  what a user waits for: `hlo2penguin FILE -o OUT` with its defaults, as
     a whole process (children included), vs the same parse + import process:
     wall time, and peak memory beside it ("P5 small": the same on a module
@@ -241,6 +246,54 @@ def round_trip_figure(size: int, repeat: int) -> dict:
             "anchor": "XLA's parse + import in-process"}
 
 
+def numbers_figures(size: int, repeat: int) -> list[dict]:
+    """R2: a round-trip test with inputs, on a module this process has not
+    compiled (each call a module of its own name: XLA compiles it), against
+    XLA's own compile + run of the same module in-process. "R2 again": the
+    same module with new inputs (as a parametrized test feeds it), against
+    R1's call plus XLA's run of the module it compiled."""
+    import numpy as np
+
+    from pipeline.testing import assert_round_trip
+    from pipeline.xla import native
+
+    text = synthetic_hlo(size)
+    rng = np.random.default_rng(0)
+    fresh = iter(range(1 << 30))
+
+    def renamed() -> str:
+        return text.replace("HloModule synthetic", f"HloModule synthetic_{next(fresh)}", 1)
+
+    def xla_compile_and_run(module: str) -> None:
+        native.run_cpu(native.compile_cpu(native.parse_to_proto(module)), [rng.standard_normal(8, np.float32)])
+
+    def ours_new(module: str) -> None:
+        assert_round_trip(module, inputs=[rng.standard_normal(8, np.float32)])
+
+    executable = native.compile_cpu(native.parse_to_proto(text))
+
+    def r1_plus_run() -> None:
+        assert_round_trip(text)
+        native.run_cpu(executable, [rng.standard_normal(8, np.float32)])
+
+    def ours_again() -> None:
+        assert_round_trip(text, inputs=[rng.standard_normal(8, np.float32)])
+
+    ours_new(renamed()), xla_compile_and_run(renamed()), r1_plus_run(), ours_again()  # warm
+    samples: dict[str, list[float]] = {k: [] for k in ("anchor", "ours", "anchor again", "ours again")}
+    for _ in range(max(repeat, 1) * 10):  # interleaved: both see the same machine
+        samples["anchor"].append(median_time(xla_compile_and_run, 1, renamed))
+        samples["ours"].append(median_time(ours_new, 1, renamed))
+        samples["anchor again"].append(median_time(r1_plus_run, 1))
+        samples["ours again"].append(median_time(ours_again, 1))
+    m = {k: statistics.median(v) for k, v in samples.items()}
+    return [{"figure": "R2", "size": size, "ratio": round(m["ours"] / m["anchor"], 2), "ours_s": round(m["ours"], 5),
+             "anchor_s": round(m["anchor"], 5), "anchor": "XLA's parse + import + compile + run in-process"},
+            {"figure": "R2 again", "size": size, "ratio": round(m["ours again"] / m["anchor again"], 2),
+             "ours_s": round(m["ours again"], 5), "anchor_s": round(m["anchor again"], 5),
+             "anchor": "R1's call + XLA's run of the compiled module"}]
+
+
 def _bytecode(module) -> bytes:
     import io
 
@@ -329,7 +382,8 @@ def scaling(rows: list[dict], small: int, large: int) -> list[dict]:
 
 
 TARGETS = {"P1": "<= 0.5", "P2": "<= 1.5", "P3": "<= 1.5", "P4": "<= 1.2", "M": "<= 1.3", "P5": "<= 1.7",
-           "P5 small": "<= 1.5", "R1": "<= 10", "F": "<= 1.0 (linear <= 1.5)", "F module": "<= 3"}
+           "P5 small": "<= 1.5", "R1": "<= 10",
+           "R2": "<= 1.5", "R2 again": "<= 1.3", "F": "<= 1.0 (linear <= 1.5)", "F module": "<= 3"}
 
 
 def table(rows: list[dict]) -> str:
@@ -373,6 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the figures measured as whole processes (M and P5)")
     parser.add_argument("--fan-in", action="store_true", help="only the fan-in figures (F check, F verify)")
+    parser.add_argument("--round-trip", action="store_true", help="only the round-trip figures (R1, R2, R2 again)")
     parser.add_argument("--fan-in-sizes", default="4000,16000",
                         help="control edges into the one successor of the F figures, comma-separated")
     parser.add_argument("--fan-in-module", type=int, default=0,
@@ -382,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
     fan_in_sizes = sorted(int(s) for s in args.fan_in_sizes.split(","))
     if args.fan_in:
         return _write(fan_in_figures(fan_in_sizes, args.repeat, args.fan_in_module), args.json)
+    if args.round_trip:
+        return _write([round_trip_figure(args.small, args.repeat)] + numbers_figures(args.small, args.repeat),
+                      args.json)
     rows: list[dict] = []
     for size in sizes:
         rows += figures_for_size(size, args.repeat)
@@ -391,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += scaling(rows, sizes[0], sizes[-1])
     rows.append(many_predecessors_figure(args.predecessors, args.repeat))
     rows.append(round_trip_figure(args.small, args.repeat))
+    rows += numbers_figures(args.small, args.repeat)
     if not args.no_memory:
         rows += process_figures(args.small, args.small_repeat, memory=False, name="P5 small")
     rows += fan_in_figures(fan_in_sizes, args.repeat, args.fan_in_module)

@@ -34,10 +34,10 @@ def test_every_figure_is_reported_as_json(capsys):
     figures = {r["figure"] for r in rows}
     # The figures of issue 16, each a ratio against an anchor measured in the same run.
     assert {"P1 mhlo", "P1 stablehlo", "P2", "P2 floor", "P3", "P3 floor", "P4", "M", "P5", "P2 predecessors", "P5 small", "R1", "stage",
-            "F check", "F verify"} <= figures
+            "F check", "F verify", "R2", "R2 again"} <= figures
     for r in rows:
         if r["figure"] in ("P1 mhlo", "P1 stablehlo", "P2", "P2 floor", "P3", "P3 floor", "P5", "P2 predecessors", "P5 small",
-                           "R1"):
+                           "R1", "R2", "R2 again"):
             assert r["ours_s"] > 0 and r["anchor_s"] > 0 and r["ratio"] > 0
         if r["figure"] in ("M", "P5", "P5 small"):
             assert r["ours_mib"] > 0 and r["anchor_mib"] > 0
@@ -67,3 +67,14 @@ def test_the_fan_in_figures_alone(capsys):
     assert main(["--fan-in", "--fan-in-sizes", "50,200", "--repeat", "1"]) == 0  # the table prints them
     table = capsys.readouterr().out
     assert "F check" in table and "F verify" in table and "50 → 200 edges" in table
+
+
+def test_the_round_trip_figures_alone(capsys):
+    """`--round-trip`: R1, R2 (a module not compiled before, against XLA's own
+    compile + run) and "R2 again" (new inputs, against R1's call plus XLA's run)."""
+    assert main(["--round-trip", "--repeat", "1", "--json"]) == 0
+    rows = {r["figure"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert set(rows) == {"R1", "R2", "R2 again"}
+    for r in rows.values():
+        assert r["size"] == 20 and r["ours_s"] > 0 and r["anchor_s"] > 0
+        assert abs(r["ratio"] - r["ours_s"] / r["anchor_s"]) <= 0.01 + 0.01 * r["ratio"] + 1e-5 / r["anchor_s"]
