@@ -51,24 +51,33 @@ def _in_child(worker: XlaWorker | None, command: str, payload: bytes, what: str,
               source: str | None) -> tuple[str, bytes]:
     """One request to `worker` (or to this process's warm child); an abort
     is an XlaRejected that names `what` aborted, and why."""
-    return ask(worker, command, payload, lambda died: aborted(what, died.returncode, died.stderr, source))
+    def refusal_of(died: WorkerDied) -> XlaRejected:
+        if isinstance(died, WorkerTimedOut):
+            where = f"{source}: " if source else ""
+            return XlaRejected(f"{where}{what} gave no answer within {died.seconds:g} s (stopped): set "
+                               f"HLO2PENGUIN_XLA_TIMEOUT to the seconds it may take (0: no limit)")
+        return aborted(what, died.returncode, died.stderr, source)
+
+    return ask(worker, command, payload, refusal_of)
 
 
 def ask(worker: XlaWorker | None, command: str, payload: bytes, refusal_of,
         timeout: float | None = None) -> tuple[str, bytes]:
     """(status, answer) of `worker` (None: the warm child) for one request;
-    if the child dies on it (or gives no answer within `timeout` seconds:
-    then it is killed), the exception `refusal_of(WorkerDied)` (the next
-    request starts a new child). A shared child that another call's input
-    had killed is replaced and asked again: the death was not ours."""
+    if the child dies on it (or gives no answer within `timeout` seconds,
+    by default `worker.CALL_SECONDS`: then it is killed), the exception
+    `refusal_of(WorkerDied)` (the next request starts a new child). The
+    request is asked again, once, of a fresh child where the death was not
+    its input's: the shared child had died on another call's input, or a
+    signal from outside killed it (`WorkerDied.from_outside`)."""
     worker = worker or xla_child.shared()
     try:
         return worker.ask(command, payload, timeout)
-    except WorkerGone:
-        try:
-            return xla_child.shared().ask(command, payload, timeout)
-        except WorkerDied as died:
+    except WorkerDied as died:
+        if not isinstance(died, WorkerGone) and not died.from_outside:
             raise refusal_of(died) from None
+    try:
+        return xla_child.shared().ask(command, payload, timeout)
     except WorkerDied as died:
         raise refusal_of(died) from None
 

@@ -33,11 +33,28 @@ import threading
 import time
 
 
+# Signals a child gets from outside, never from XLA itself (it aborts with
+# SIGABRT, crashes with SIGSEGV, SIGBUS, SIGILL or SIGFPE): the kernel's
+# out-of-memory killer, a user's `kill`, a supervisor stopping things.
+FROM_OUTSIDE = frozenset({signal.SIGKILL, signal.SIGTERM})
+
+
 def how_it_ended(returncode: int) -> str:
     """A child process's end as a message says it: `signal 6` (killed by
-    it: subprocess's negative return code) or `exit status 1`. The one
-    decoder of exit codes, for XLA's child and hlo2penguin-opt's."""
+    it: subprocess's negative return code) or `exit status 1`; a signal that
+    came from outside says so. The one decoder of exit codes, for XLA's child
+    and hlo2penguin-opt's."""
+    if returncode < 0 and -returncode in FROM_OUTSIDE:
+        return (f"signal {-returncode}, {signal.Signals(-returncode).name}: killed from outside, "
+                f"by another process or the out-of-memory killer, not by the input")
     return f"signal {-returncode}" if returncode < 0 else f"exit status {returncode}"
+
+
+# Every request but XLA:CPU's runs (which take their own) waits this long at
+# most for its answer; then the child is killed and the call refused in one
+# line. HLO2PENGUIN_XLA_TIMEOUT sets it in seconds (0: no limit). Generous:
+# XLA parses and imports 300,000 instructions in about ten seconds.
+CALL_SECONDS: float | None = float(os.environ.get("HLO2PENGUIN_XLA_TIMEOUT", "3600")) or None
 
 
 class WorkerDied(Exception):
@@ -47,6 +64,11 @@ class WorkerDied(Exception):
         super().__init__(how_it_ended(returncode))
         self.returncode, self.stderr = returncode, stderr
 
+    @property
+    def from_outside(self) -> bool:
+        """Killed by a signal the input cannot have caused (`FROM_OUTSIDE`)."""
+        return self.returncode < 0 and -self.returncode in FROM_OUTSIDE
+
 
 class WorkerTimedOut(WorkerDied):
     """The child did not answer within the request's time limit; it was killed."""
@@ -54,6 +76,10 @@ class WorkerTimedOut(WorkerDied):
     def __init__(self, seconds: float, stderr: str):
         Exception.__init__(self, f"no answer within {seconds:g} s")
         self.returncode, self.stderr, self.seconds = -signal.SIGKILL, stderr, seconds
+
+    @property
+    def from_outside(self) -> bool:
+        return False  # killed here, for taking too long
 
 
 class WorkerGone(WorkerDied):
@@ -91,7 +117,7 @@ class XlaWorker:
         killed, and the next request starts a new one)."""
         with self.reserved():
             self.submit(command, payload)
-            return self.collect(timeout)
+            return self.collect(CALL_SECONDS if timeout is None else timeout)
 
     @contextlib.contextmanager
     def reserved(self):
