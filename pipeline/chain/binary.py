@@ -135,32 +135,58 @@ class BinaryModule:
 
 
 def sniff(data: bytes | str) -> str:
-    """"text" (HLO text, or any UTF-8 that is not a binary module: XLA's
-    parser judges it), "proto" (a module's proto, or bytes that are not
-    UTF-8: maybe a broken proto) or "jax.export" (a flatbuffer that
-    jax.export reads back)."""
-    if isinstance(data, str):
+    """"text", "proto" (a module's proto, or a broken one: `read_binary`
+    says why) or "jax.export" (a flatbuffer that jax.export reads back),
+    decided by what the bytes are, never by a word in them (a proto's names
+    and metadata can hold any). Protobuf's wire format always holds C0
+    control bytes (its field tags: a module's computations are field 3,
+    0x1a), and so does a flatbuffer (its offsets' zero bytes); HLO text
+    never does, tab and line breaks aside. So bytes without one are text
+    (not UTF-8: the text's own error says where); bytes with one are binary,
+    unless they are UTF-8 that does not even start as a module's message
+    (`_starts_as_module`) and reads as none: text with a stray control
+    character, for XLA's parser to say where."""
+    if isinstance(data, str) or _CONTROL_CHARACTER.search(data) is None:
         return "text"
-    head = data[:4096]
-    if b"HloModule" in head or b"ENTRY" in head:  # every module's header, or its entry computation's head
-        return "text"  # HLO text (a byte that is not UTF-8 in it: the text's own error says where)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is not None and not _CONTROL_CHARACTER.search(text):
-        return "text"  # text XLA's parser judges, as it always has
     if _looks_like_flatbuffer(data) and _jax_export(data) is not None:
         return "jax.export"
-    if text is not None:  # UTF-8 with control characters: a module if it reads as one, else XLA's parser judges
-        try:
-            read_binary(data, "")
-        except BadBinary:
-            return "text"
-    return "proto"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "proto"
+    if _starts_as_module(data) or _read(data) is not None:
+        return "proto"
+    return "text"
 
 
-_CONTROL_CHARACTER = re.compile("[\x00-\x08\x0e-\x1f]")  # what no text has (tab, line breaks and form feed aside)
+# What no text has (tab, line breaks and form feed aside), searched for in the whole input.
+_CONTROL_CHARACTER = re.compile(b"[\x00-\x08\x0e-\x1f]")
+
+
+def _starts_as_module(data: bytes) -> bool:
+    """Whether `data` starts as a serialized HloModuleProto, HloProto or
+    HloSnapshot does: its first two fields are fields that message has, of
+    their wire types (`_OUTER`), or the data ends inside or after the first
+    one (cut short). Text with a stray control character does not."""
+    end = len(data)
+    for fields_of in _OUTER.values():
+        at, count = 0, 0
+        while count < 2 and at < end:
+            try:
+                tag, at = _varint(data, at, end)
+                if fields_of.get(tag >> 3) != tag & 7:
+                    break
+                if tag & 7 == _LEN:
+                    length, at = _varint(data, at, end)
+                    at += length
+                else:
+                    _, at = _varint(data, at, end)
+            except _Broken:  # the data ends inside a number: cut short
+                at = end + 1
+            count += 1
+        else:
+            return count > 0
+    return False
 
 
 def _looks_like_flatbuffer(data: bytes) -> bool:
@@ -194,6 +220,13 @@ def _jax_export(data: bytes):
 def read_binary(data: bytes, where: str) -> BinaryModule:
     """The module in a serialized HloModuleProto, HloProto or HloSnapshot;
     BadBinary, naming `where`, for any other bytes."""
+    found = _read(data)
+    if found is None:
+        raise _diagnosis(data, where)
+    return found
+
+
+def _read(data: bytes) -> BinaryModule | None:
     module = _as_module(data)
     if module is not None:
         return BinaryModule("HloModuleProto", data, module)
@@ -213,7 +246,7 @@ def read_binary(data: bytes, where: str) -> BinaryModule:
         module = _as_module(snapshot.hlo.hlo_module)
         if module is not None and not _other_fields(data, {1, 2, 3, 4}):
             return BinaryModule("HloSnapshot", snapshot.hlo.hlo_module, module, list(snapshot.arguments))
-    raise _diagnosis(data, where)
+    return None
 
 
 def _as_module(data: bytes):
@@ -356,6 +389,12 @@ def _conforms(data: bytes, message: str) -> bool:
 
 def _diagnosis(data: bytes, where: str) -> BadBinary:
     size = f"{len(data)} bytes"
+    followed = _module_then_rest(data)
+    if followed is not None:
+        kind, at, why = followed
+        return BadBinary(f"a truncated or corrupted {kind}: a whole module ends at byte {at} of {size}, and the "
+                         f"{len(data) - at} bytes after it do not read as its fields: {why}; dump it again, or "
+                         f"{WHAT_TO_GIVE}", where)
     try:
         fields = _scan(data, 0, len(data))
     except _Broken as broken:
@@ -394,6 +433,40 @@ _OUTER = {
     "HloProto": {1: _LEN, 3: _LEN},
     "HloSnapshot": {1: _LEN, 2: _LEN, 3: _LEN, 4: _LEN},
 }
+
+
+def _module_then_rest(data: bytes) -> tuple[str, int, str] | None:
+    """(kind, byte, why) if `data` up to `byte` is a whole module's message
+    (its outer fields, as `_OUTER` has them, read as a module) and the rest
+    is not: garbage after a module, or a later field cut short. None if no
+    such byte (the module itself breaks: the other diagnoses say where)."""
+    end = len(data)
+    for kind, fields_of in _OUTER.items():
+        at = 0
+        while at < end:
+            try:
+                tag, after = _varint(data, at, end)
+                number, wire = tag >> 3, tag & 7
+                if fields_of.get(number) != wire:
+                    why = f"field {number} (wire type {wire}) is no field of an {kind}"
+                    break
+                if wire == _LEN:
+                    length, after = _varint(data, after, end)
+                    after += length
+                else:
+                    _, after = _varint(data, after, end)
+            except _Broken as broken:
+                why = broken.why
+                break
+            if after > end:
+                why = f"field {number} needs {after - end} bytes more than remain (truncated)"
+                break
+            at = after
+        if 0 < at < end:
+            found = _read(data[:at])
+            if found is not None:
+                return found.kind, at, why
+    return None
 
 
 def _broken_inside(data: bytes, outers: tuple[str, ...]) -> _Broken | None:
