@@ -121,8 +121,11 @@ class BinaryModule:
         return bool(self._arguments)
 
     def arguments(self, where: str = "the snapshot") -> list:
-        """An HloSnapshot's arguments as numpy arrays (the inputs it ran with)."""
-        return [_literal_array(lit, i, where) for i, lit in enumerate(self._arguments)]
+        """An HloSnapshot's arguments as numpy arrays (the inputs it ran with): `literals.BadArgument`
+        for one whose shape its values do not fill."""
+        from pipeline.chain.literals import literal_array
+
+        return [literal_array(lit, i, where) for i, lit in enumerate(self._arguments)]
 
     @property
     def control_edges(self) -> int:
@@ -502,46 +505,3 @@ def _broken_inside(data: bytes, outers: tuple[str, ...]) -> _Broken | None:
     except _Broken as broken:
         return broken
     return None
-
-
-# --------------------------------------------------------------------------
-# An HloSnapshot's arguments
-# --------------------------------------------------------------------------
-
-# xla.PrimitiveType → (numpy dtype, LiteralProto field holding it)
-_ELEMENTS = {1: ("bool", "preds"), 2: ("int8", "s8s"), 3: ("<i2", "s16s"), 4: ("int32", "s32s"),
-             5: ("int64", "s64s"), 6: ("uint8", "u8s"), 7: ("<u2", "u16s"), 8: ("uint32", "u32s"),
-             9: ("uint64", "u64s"), 10: ("<f2", "f16s"), 11: ("float32", "f32s"), 12: ("float64", "f64s"),
-             15: ("complex64", "c64s"), 16: ("bfloat16", "bf16s"), 18: ("complex128", "c128s")}
-
-
-def _literal_array(literal, index: int, where: str):
-    """A dense array LiteralProto as numpy, in its logical order (the
-    proto holds it in its layout's order)."""
-    import numpy as np
-
-    shape = literal.shape
-    if shape.element_type not in _ELEMENTS:
-        raise BadBinary(f"argument {index} of the snapshot has XLA element type {shape.element_type}, which "
-                        f"the chain does not read back: pass inputs= yourself", where)
-    dtype_name, field_name = _ELEMENTS[shape.element_type]
-    if dtype_name == "bfloat16":
-        import ml_dtypes
-
-        dtype = np.dtype(ml_dtypes.bfloat16)
-    else:
-        dtype = np.dtype(dtype_name)
-    dims = list(shape.dimensions)
-    values = getattr(literal, field_name)
-    if isinstance(values, bytes):
-        flat = np.frombuffer(values, dtype=dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype)
-    elif dtype.kind == "c":
-        parts = np.asarray(list(values), dtype=np.float32 if dtype == np.complex64 else np.float64)
-        flat = parts[0::2] + 1j * parts[1::2]
-    else:
-        flat = np.asarray(list(values), dtype=dtype)
-    if flat.size != int(np.prod(dims, dtype=np.int64)):
-        raise BadBinary(f"argument {index} of the snapshot holds {flat.size} values for shape {dims}", where)
-    order = list(shape.layout.minor_to_major)[::-1] or list(range(len(dims)))  # major to minor
-    physical = flat.astype(dtype).reshape([dims[d] for d in order])
-    return np.ascontiguousarray(np.transpose(physical, np.argsort(order)))
