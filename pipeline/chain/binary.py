@@ -121,8 +121,11 @@ class BinaryModule:
         return bool(self._arguments)
 
     def arguments(self, where: str = "the snapshot") -> list:
-        """An HloSnapshot's arguments as numpy arrays (the inputs it ran with)."""
-        return [_literal_array(lit, i, where) for i, lit in enumerate(self._arguments)]
+        """An HloSnapshot's arguments as numpy arrays (the inputs it ran with): `literals.BadArgument`
+        for one whose shape its values do not fill."""
+        from pipeline.chain.literals import literal_array
+
+        return [literal_array(lit, i, where) for i, lit in enumerate(self._arguments)]
 
     @property
     def control_edges(self) -> int:
@@ -135,32 +138,58 @@ class BinaryModule:
 
 
 def sniff(data: bytes | str) -> str:
-    """"text" (HLO text, or any UTF-8 that is not a binary module: XLA's
-    parser judges it), "proto" (a module's proto, or bytes that are not
-    UTF-8: maybe a broken proto) or "jax.export" (a flatbuffer that
-    jax.export reads back)."""
-    if isinstance(data, str):
+    """"text", "proto" (a module's proto, or a broken one: `read_binary`
+    says why) or "jax.export" (a flatbuffer that jax.export reads back),
+    decided by what the bytes are, never by a word in them (a proto's names
+    and metadata can hold any). Protobuf's wire format always holds C0
+    control bytes (its field tags: a module's computations are field 3,
+    0x1a), and so does a flatbuffer (its offsets' zero bytes); HLO text
+    never does, tab and line breaks aside. So bytes without one are text
+    (not UTF-8: the text's own error says where); bytes with one are binary,
+    unless they are UTF-8 that does not even start as a module's message
+    (`_starts_as_module`) and reads as none: text with a stray control
+    character, for XLA's parser to say where."""
+    if isinstance(data, str) or _CONTROL_CHARACTER.search(data) is None:
         return "text"
-    head = data[:4096]
-    if b"HloModule" in head or b"ENTRY" in head:  # every module's header, or its entry computation's head
-        return "text"  # HLO text (a byte that is not UTF-8 in it: the text's own error says where)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is not None and not _CONTROL_CHARACTER.search(text):
-        return "text"  # text XLA's parser judges, as it always has
     if _looks_like_flatbuffer(data) and _jax_export(data) is not None:
         return "jax.export"
-    if text is not None:  # UTF-8 with control characters: a module if it reads as one, else XLA's parser judges
-        try:
-            read_binary(data, "")
-        except BadBinary:
-            return "text"
-    return "proto"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "proto"
+    if _starts_as_module(data) or _read(data) is not None:
+        return "proto"
+    return "text"
 
 
-_CONTROL_CHARACTER = re.compile("[\x00-\x08\x0e-\x1f]")  # what no text has (tab, line breaks and form feed aside)
+# What no text has (tab, line breaks and form feed aside), searched for in the whole input.
+_CONTROL_CHARACTER = re.compile(b"[\x00-\x08\x0e-\x1f]")
+
+
+def _starts_as_module(data: bytes) -> bool:
+    """Whether `data` starts as a serialized HloModuleProto, HloProto or
+    HloSnapshot does: its first two fields are fields that message has, of
+    their wire types (`_OUTER`), or the data ends inside or after the first
+    one (cut short). Text with a stray control character does not."""
+    end = len(data)
+    for fields_of in _OUTER.values():
+        at, count = 0, 0
+        while count < 2 and at < end:
+            try:
+                tag, at = _varint(data, at, end)
+                if fields_of.get(tag >> 3) != tag & 7:
+                    break
+                if tag & 7 == _LEN:
+                    length, at = _varint(data, at, end)
+                    at += length
+                else:
+                    _, at = _varint(data, at, end)
+            except _Broken:  # the data ends inside a number: cut short
+                at = end + 1
+            count += 1
+        else:
+            return count > 0
+    return False
 
 
 def _looks_like_flatbuffer(data: bytes) -> bool:
@@ -194,6 +223,13 @@ def _jax_export(data: bytes):
 def read_binary(data: bytes, where: str) -> BinaryModule:
     """The module in a serialized HloModuleProto, HloProto or HloSnapshot;
     BadBinary, naming `where`, for any other bytes."""
+    found = _read(data)
+    if found is None:
+        raise _diagnosis(data, where)
+    return found
+
+
+def _read(data: bytes) -> BinaryModule | None:
     module = _as_module(data)
     if module is not None:
         return BinaryModule("HloModuleProto", data, module)
@@ -213,7 +249,7 @@ def read_binary(data: bytes, where: str) -> BinaryModule:
         module = _as_module(snapshot.hlo.hlo_module)
         if module is not None and not _other_fields(data, {1, 2, 3, 4}):
             return BinaryModule("HloSnapshot", snapshot.hlo.hlo_module, module, list(snapshot.arguments))
-    raise _diagnosis(data, where)
+    return None
 
 
 def _as_module(data: bytes):
@@ -356,6 +392,12 @@ def _conforms(data: bytes, message: str) -> bool:
 
 def _diagnosis(data: bytes, where: str) -> BadBinary:
     size = f"{len(data)} bytes"
+    followed = _module_then_rest(data)
+    if followed is not None:
+        kind, at, why = followed
+        return BadBinary(f"a truncated or corrupted {kind}: a whole module ends at byte {at} of {size}, and the "
+                         f"{len(data) - at} bytes after it do not read as its fields: {why}; dump it again, or "
+                         f"{WHAT_TO_GIVE}", where)
     try:
         fields = _scan(data, 0, len(data))
     except _Broken as broken:
@@ -396,6 +438,40 @@ _OUTER = {
 }
 
 
+def _module_then_rest(data: bytes) -> tuple[str, int, str] | None:
+    """(kind, byte, why) if `data` up to `byte` is a whole module's message
+    (its outer fields, as `_OUTER` has them, read as a module) and the rest
+    is not: garbage after a module, or a later field cut short. None if no
+    such byte (the module itself breaks: the other diagnoses say where)."""
+    end = len(data)
+    for kind, fields_of in _OUTER.items():
+        at = 0
+        while at < end:
+            try:
+                tag, after = _varint(data, at, end)
+                number, wire = tag >> 3, tag & 7
+                if fields_of.get(number) != wire:
+                    why = f"field {number} (wire type {wire}) is no field of an {kind}"
+                    break
+                if wire == _LEN:
+                    length, after = _varint(data, after, end)
+                    after += length
+                else:
+                    _, after = _varint(data, after, end)
+            except _Broken as broken:
+                why = broken.why
+                break
+            if after > end:
+                why = f"field {number} needs {after - end} bytes more than remain (truncated)"
+                break
+            at = after
+        if 0 < at < end:
+            found = _read(data[:at])
+            if found is not None:
+                return found.kind, at, why
+    return None
+
+
 def _broken_inside(data: bytes, outers: tuple[str, ...]) -> _Broken | None:
     """If `data` is the messages `outers` around an HloModuleProto (each
     one's outer fields as `_OUTER` has them, the next one in its field 1),
@@ -429,46 +505,3 @@ def _broken_inside(data: bytes, outers: tuple[str, ...]) -> _Broken | None:
     except _Broken as broken:
         return broken
     return None
-
-
-# --------------------------------------------------------------------------
-# An HloSnapshot's arguments
-# --------------------------------------------------------------------------
-
-# xla.PrimitiveType → (numpy dtype, LiteralProto field holding it)
-_ELEMENTS = {1: ("bool", "preds"), 2: ("int8", "s8s"), 3: ("<i2", "s16s"), 4: ("int32", "s32s"),
-             5: ("int64", "s64s"), 6: ("uint8", "u8s"), 7: ("<u2", "u16s"), 8: ("uint32", "u32s"),
-             9: ("uint64", "u64s"), 10: ("<f2", "f16s"), 11: ("float32", "f32s"), 12: ("float64", "f64s"),
-             15: ("complex64", "c64s"), 16: ("bfloat16", "bf16s"), 18: ("complex128", "c128s")}
-
-
-def _literal_array(literal, index: int, where: str):
-    """A dense array LiteralProto as numpy, in its logical order (the
-    proto holds it in its layout's order)."""
-    import numpy as np
-
-    shape = literal.shape
-    if shape.element_type not in _ELEMENTS:
-        raise BadBinary(f"argument {index} of the snapshot has XLA element type {shape.element_type}, which "
-                        f"the chain does not read back: pass inputs= yourself", where)
-    dtype_name, field_name = _ELEMENTS[shape.element_type]
-    if dtype_name == "bfloat16":
-        import ml_dtypes
-
-        dtype = np.dtype(ml_dtypes.bfloat16)
-    else:
-        dtype = np.dtype(dtype_name)
-    dims = list(shape.dimensions)
-    values = getattr(literal, field_name)
-    if isinstance(values, bytes):
-        flat = np.frombuffer(values, dtype=dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype)
-    elif dtype.kind == "c":
-        parts = np.asarray(list(values), dtype=np.float32 if dtype == np.complex64 else np.float64)
-        flat = parts[0::2] + 1j * parts[1::2]
-    else:
-        flat = np.asarray(list(values), dtype=dtype)
-    if flat.size != int(np.prod(dims, dtype=np.int64)):
-        raise BadBinary(f"argument {index} of the snapshot holds {flat.size} values for shape {dims}", where)
-    order = list(shape.layout.minor_to_major)[::-1] or list(range(len(dims)))  # major to minor
-    physical = flat.astype(dtype).reshape([dims[d] for d in order])
-    return np.ascontiguousarray(np.transpose(physical, np.argsort(order)))

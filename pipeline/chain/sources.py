@@ -57,6 +57,8 @@ _HEADER = re.compile(_COMMENTS + r"\s*HloModule\s+([^\s,]+)")
 # The start of a module with no `HloModule` line (as XLA's unit tests write
 # them): comments, then a computation's head.
 _COMPUTATION_FIRST = re.compile(_COMMENTS + r"\s*(?:ENTRY\b|%?[A-Za-z_][\w.\-]*\s*(?:\([^\n]*\)\s*->[^\n]*)?\{)")
+# Comments to the end of the text, the last maybe unclosed: the head of a module whose comments run past it.
+_COMMENTS_ONLY = re.compile(_COMMENTS + r"\s*(?:/\*(?:[^*]|\*(?!/))*)?/?\Z")
 _STEP = re.compile(r"^\d{4}\.")
 _PRE_OPTIMIZATION_STAGE = "before_optimizations"
 
@@ -176,10 +178,14 @@ def hlo_module_name(text: str) -> str | None:
 
 
 def looks_like_hlo(text: str) -> bool:
-    """Whether `text` starts as an HLO module does: its `HloModule` line, or
-    a computation's head (`ENTRY …`, `%name (…) -> … {`). XLA's reports
-    beside the dumps (buffer assignment, memory usage) do not."""
-    return _HEADER.match(text) is not None or _COMPUTATION_FIRST.match(text) is not None
+    """Whether `text` starts as an HLO module does, after any comments
+    (XLA's parser skips them, however long): its `HloModule` line, or a
+    computation's head (`ENTRY …`, `%name (…) -> … {`); or it is comments
+    to its end, as the head of a module whose comments run past it is
+    (XLA's parser judges the whole). XLA's reports beside the dumps (buffer
+    assignment, memory usage) do not."""
+    return (_HEADER.match(text) is not None or _COMPUTATION_FIRST.match(text) is not None
+            or (bool(text.strip()) and _COMMENTS_ONLY.match(text) is not None))
 
 
 def is_hlo_dump_name(file_name: str) -> bool:

@@ -1,0 +1,73 @@
+"""An HloSnapshot's arguments (`LiteralProto`s, `pipeline.chain.binary`) as
+numpy arrays, in their logical order. A literal's shape is the input's
+word: it is checked against the values it holds, in Python ints, before
+anything is allocated (a shape of 2**80 elements, or a negative dimension,
+is one line, not numpy's overflow)."""
+
+from __future__ import annotations
+
+from pipeline.chain.binary import BadBinary
+
+__all__ = ["BadArgument", "literal_array"]
+
+# xla.PrimitiveType → (numpy dtype, LiteralProto field holding it)
+_ELEMENTS = {1: ("bool", "preds"), 2: ("int8", "s8s"), 3: ("<i2", "s16s"), 4: ("int32", "s32s"),
+             5: ("int64", "s64s"), 6: ("uint8", "u8s"), 7: ("<u2", "u16s"), 8: ("uint32", "u32s"),
+             9: ("uint64", "u64s"), 10: ("<f2", "f16s"), 11: ("float32", "f32s"), 12: ("float64", "f64s"),
+             15: ("complex64", "c64s"), 16: ("bfloat16", "bf16s"), 18: ("complex128", "c128s")}
+
+_DO = "pass inputs= yourself, or dump the snapshot again"
+
+
+class BadArgument(BadBinary):
+    """A snapshot argument the chain cannot read back: one line naming the input and the argument."""
+
+
+def literal_array(literal, index: int, where: str):
+    """A dense array LiteralProto as numpy, in its logical order (the
+    proto holds it in its layout's order)."""
+    import numpy as np
+
+    shape = literal.shape
+    what = f"argument {index} of the snapshot"
+    if shape.element_type not in _ELEMENTS:
+        raise BadArgument(f"{what} has XLA element type {shape.element_type}, which the chain does not read "
+                          f"back: pass inputs= yourself", where)
+    dtype_name, field_name = _ELEMENTS[shape.element_type]
+    if dtype_name == "bfloat16":
+        import ml_dtypes
+
+        dtype = np.dtype(ml_dtypes.bfloat16)
+    else:
+        dtype = np.dtype(dtype_name)
+    dims = [int(d) for d in shape.dimensions]
+    if any(d < 0 for d in dims):
+        raise BadArgument(f"{what} has shape {dims}, with a negative dimension: {_DO}", where)
+    elements = 1
+    for d in dims:  # Python ints: numpy's int64 product wraps past 2**63
+        elements *= d
+    values = getattr(literal, field_name)
+    per_value = 2 if dtype.kind == "c" else 1  # a complex number is two floats in the proto
+    if isinstance(values, bytes):
+        if len(values) % dtype.itemsize:
+            raise BadArgument(f"{what} holds {len(values)} bytes, not a whole number of its "
+                              f"{dtype.itemsize}-byte values: {_DO}", where)
+        count = len(values) // dtype.itemsize
+    else:
+        count = len(values)
+    if count != elements * per_value:
+        raise BadArgument(f"{what} holds {count // per_value} values for shape {dims} ({elements} elements): "
+                          f"{_DO}", where)
+    order = [int(d) for d in shape.layout.minor_to_major][::-1] or list(range(len(dims)))  # major to minor
+    if sorted(order) != list(range(len(dims))):
+        raise BadArgument(f"{what} has layout minor_to_major {order[::-1]}, which is not an order of its "
+                          f"{len(dims)} dimensions: {_DO}", where)
+    if isinstance(values, bytes):
+        flat = np.frombuffer(values, dtype=dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype)
+    elif dtype.kind == "c":
+        parts = np.asarray(list(values), dtype=np.float32 if dtype == np.complex64 else np.float64)
+        flat = parts[0::2] + 1j * parts[1::2]
+    else:
+        flat = np.asarray(list(values), dtype=dtype)
+    physical = flat.astype(dtype).reshape([dims[d] for d in order])
+    return np.ascontiguousarray(np.transpose(physical, np.argsort(order)))
