@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import pathlib
+import re
 import sys
 
 from passes.control_dep import Fate
@@ -305,31 +306,77 @@ def verify_main(argv: list[str]) -> int:
 
 
 def build_verify_parser() -> argparse.ArgumentParser:
+    from pipeline.verifier.sandbox import DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT  # light: no jaxlib
+
     parser = Parser(prog=f"{PROG} verify", description=(
         "Check a Penguin program against the HLO module it came from, from these two alone: every "
         "control edge of the HLO (read by XLA's parser) and its fate in the executed program, and every "
-        "dep edge no HLO edge accounts for. Exit 1 if an edge is lost or a dep edge is spurious."))
+        "dep edge no HLO edge accounts for. Exit 1 if an edge is lost or a dep edge is spurious. The "
+        "program runs in a child process with a time and a memory limit: a program that exits early, "
+        "hangs, runs out of memory, dies or raises is an error (exit 2), never a pass."))
     parser.add_argument("module", metavar="MODULE", help="the HLO module the program came from (text, or binary: "
-                                                        "*.hlo.pb, a snapshot, a serialized HloModuleProto)")
-    parser.add_argument("program", metavar="PROGRAM.py", help="the Penguin program (it is run)")
+                                                        "*.hlo.pb, a snapshot, a serialized HloModuleProto, or a "
+                                                        "jax.export artifact, whose module is the one hlo2penguin "
+                                                        "takes from it)")
+    parser.add_argument("program", metavar="PROGRAM.py", help="the Penguin program (it is run, in a child process)")
     parser.add_argument("-o", "--output", metavar="OUT", help="write the report here instead of standard output")
     parser.add_argument("--json", action="store_true", help="the report as JSON")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="write only the lost and spurious edges (nothing when the program holds), "
                              "no summary; the exit status says the verdict")
+    parser.add_argument("--timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT,
+                        help=f"stop the program after this many seconds of wall clock (default: {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--memory", metavar="MIB", type=int, default=DEFAULT_MEMORY_MIB,
+                        help=f"limit the program's address space to this many MiB (default: {DEFAULT_MEMORY_MIB})")
     return parser
 
 
+# How Python source starts (its first line that is not blank or a `# ` comment), and no HLO module does.
+_PYTHON_START = re.compile(r'(?:"""|\'\'\'|from\s+[\w.]+\s+import\b|import\s+[\w.]+|def\s|class\s|#!)')
+
+
+def _swapped(module: str, program: str) -> None:
+    """`verify PROGRAM.py MODULE`, said as such, before anything is run."""
+    from pipeline.chain.hints import looks_like_hlo_text
+
+    def head(path: str) -> str:
+        try:
+            with open(path, "rb") as f:
+                return f.read(65536).decode("utf-8", "replace")
+        except OSError:  # the verifier says why it cannot read it
+            return ""
+
+    lines = head(module).splitlines()
+    first = next((line.strip() for line in lines if line.strip() and not re.match(r"#(\s|$)", line.strip())), "")
+    is_python = _PYTHON_START.match(first) is not None
+    is_hlo = looks_like_hlo_text(head(program))
+    said = [f"'{module}' is Python, not an HLO module"] if is_python else []
+    said += [f"'{program}' is an HLO module, not a Penguin program"] if is_hlo else []
+    if said:
+        raise UsageError(f"verify takes MODULE then PROGRAM.py: {' and '.join(said)}")
+
+
 def _verify(argv: list[str]) -> int:
-    from pipeline.chain.sources import read_path
-    from pipeline.verifier.verify import verify
+    from pipeline.verifier.inputs import start_program
 
     args = build_verify_parser().parse_args(argv)
     if args.quiet and args.json:
         raise UsageError("--quiet writes the failures alone; --json writes the whole report: choose one")
+    if not args.timeout > 0:  # nan too
+        raise UsageError(f"--timeout takes a number of seconds above 0, not {args.timeout:g}")
+    if args.memory <= 0:
+        raise UsageError(f"--memory takes a number of MiB above 0, not {args.memory}")
     refuse_overwriting_inputs(args.output, [args.module, args.program])
-    # XLA parses in a child: it aborts the process on some bad modules
-    result = verify(read_path(args.module), pathlib.Path(args.program), source=args.module, isolate=True)
+    _swapped(args.module, args.program)
+    # The program's child starts first, XLA's next (forked with jaxlib loaded):
+    # both load while this process imports the verifier.
+    with start_program(pathlib.Path(args.program), timeout=args.timeout, memory_mib=args.memory) as program:
+        xla_child.fork_early()
+        from pipeline.chain.sources import read_path
+        from pipeline.verifier.verify import verify
+
+        # XLA parses in a child: it aborts the process on some bad modules
+        result = verify(read_path(args.module), program, source=args.module, isolate=True)
     if args.json:
         text = json.dumps(result.as_dict(), indent=2) + "\n"
     elif args.quiet:

@@ -80,14 +80,17 @@ def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[s
 
 
 def parse_hlo(text: str, where: str, *, isolate: bool = False):
-    """XLA's parse of HLO text (a `pipeline.reading.parsed.Parsed`); what XLA refuses, a VerifyError."""
+    """XLA's parse of HLO text (a `pipeline.reading.parsed.Parsed`); what XLA
+    refuses, a VerifyError, with the main command's hint (MLIR names
+    hlo2penguin-opt; a predecessor defined below its successor says so)."""
+    from pipeline.chain.hints import parser_hint, with_hint
     from pipeline.xla.native import XlaRejected
     from pipeline.xla.isolated import parse
 
     try:
         return parse(text, where, isolate=isolate)
     except XlaRejected as err:
-        raise VerifyError(str(err)) from None
+        raise with_hint(VerifyError(str(err)), parser_hint(text, str(err))) from None
 
 
 
@@ -245,32 +248,40 @@ def hlo_text(hlo, source: str | None) -> tuple[str, str]:
     return hlo, source or "<hlo text>"
 
 
-def program_module(program):
-    """The Penguin `Module` of `program`: a Module, a program's source, or
-    the path of a `.py` program (run here, in pieces if long)."""
-    from printer.penguin import Module
+def program_source(program) -> tuple[bytes, str]:
+    """(the program's UTF-8 source, its name in errors) from a program's
+    source or the path of a `.py` program; a VerifyError, one line, for a
+    file that cannot be read, is not UTF-8 text, or is HLO (the two swapped)."""
+    from pipeline.chain.hints import looks_like_hlo_text
 
-    if isinstance(program, Module):
-        return program
     if isinstance(program, os.PathLike) or (isinstance(program, str) and program.endswith(".py")
                                             and "\n" not in program):
         path = os.fspath(program)
         try:
-            with open(path, encoding="utf-8") as f:
-                program_source, where = f.read(), path
+            with open(path, "rb") as f:
+                data, where = f.read(), path
         except OSError as err:
             raise VerifyError(f"cannot read program '{path}': {err.strerror}") from None
+    elif isinstance(program, str):
+        data, where = program.encode("utf-8", "surrogatepass"), "<penguin program>"
     else:
-        program_source, where = program, "<penguin program>"
-    from pipeline.verifier.program import run_program  # the chain's loader: a long program runs in pieces
-
+        raise VerifyError(f"a program is a printer.penguin.Module, its source or a .py path, "
+                          f"not {type(program).__name__}")
     try:
-        namespace = run_program(program_source, where)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as err:  # the user's file (a sys.exit too): say where it failed, in one line
-        raise VerifyError(f"{where}: the program fails to run: {type(err).__name__}: {err}") from None
-    module = namespace.get("module")
-    if not isinstance(module, Module):
-        raise VerifyError(f"{where}: the program leaves no Penguin `module` (a printer.penguin.Module)")
-    return module
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise VerifyError(f"{where}: the program is not UTF-8 text (byte 0x{data[err.start]:02x} at offset "
+                          f"{err.start}): a Penguin program is Python source, as hlo2penguin writes it") from None
+    if looks_like_hlo_text(text):
+        raise VerifyError(f"{where}: this is an HLO module, not a Penguin program: the module comes first, "
+                          "then the program")
+    return data, where
+
+
+def start_program(program, *, timeout: float, memory_mib: int):
+    """The program (source or path) running in its own child, with limits
+    (`pipeline.verifier.sandbox.Sandboxed`): its `module()` is the `Module` it built."""
+    from pipeline.verifier.sandbox import Sandboxed
+
+    data, where = program_source(program)
+    return Sandboxed(data, where, timeout=timeout, memory_mib=memory_mib)

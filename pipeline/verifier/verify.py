@@ -43,8 +43,9 @@ import functools
 
 from passes.control_dep import Fate
 from pipeline.verifier.inputs import (  # noqa: F401  (HloInstruction, VerifyError, read_hlo: importable here too)
-    HloInstruction, Program, VerifyError, hlo_text, node_name as _name, parse_hlo, program_module, read_hlo)
+    HloInstruction, Program, VerifyError, hlo_text, node_name as _name, parse_hlo, read_hlo, start_program)
 from pipeline.verifier.report import EdgeReport, Report, Spurious, SpuriousEdge
+from pipeline.verifier.sandbox import DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT, Sandboxed
 
 _FORWARDING = frozenset({"tuple", "get-tuple-element"})
 _PAIRED_DONES = frozenset({"send-done", "recv-done"})  # the importer folds them into their send/recv
@@ -57,7 +58,7 @@ _PURE_SOURCES = frozenset({"constant", "iota", "partition-id", "replica-id", "af
 
 
 def verify(hlo, program, *, source: str | None = None, link1: dict | None = None,
-           isolate: bool = False) -> Report:
+           isolate: bool = False, timeout: float = DEFAULT_TIMEOUT, memory_mib: int = DEFAULT_MEMORY_MIB) -> Report:
     """Check a Penguin program against the HLO it came from, from these two
     alone: each control edge of the HLO (read by XLA's parser) and its fate
     in the executed program, and each dep edge no HLO edge accounts for.
@@ -68,13 +69,33 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
 
     A program made from another module is a VerifyError that says so.
     `hlo`: HLO text, bytes, a path (text, or a binary module:
-    `pipeline.chain.binary`), or XLA's parse of it (a `pipeline.reading.parsed.Parsed`). `program`: a Penguin `Module`, the source of a
-    program, or the path of a `.py` program (it is run). `link1`: link #1's
-    own account, {(computation, pred, succ): edge}, shown beside each edge
-    and never used to judge it. `isolate`: XLA parses in a child process."""
+    `pipeline.chain.binary`), or XLA's parse of it (a
+    `pipeline.reading.parsed.Parsed`). `program`: a Penguin `Module` (judged
+    as it is: the chain hands its own), or the source or the path of a `.py`
+    program: that runs in a child process, stopped after `timeout` seconds,
+    its address space limited to `memory_mib` MiB
+    (`pipeline.verifier.sandbox`); whatever becomes of it is a VerifyError,
+    one line. `link1`: link #1's own account,
+    {(computation, pred, succ): edge}, shown beside each edge and never used
+    to judge it. `isolate`: XLA parses in a child process."""
+    from printer.penguin import Module
+
+    # The program runs in its child while XLA reads the module (one started
+    # already, `inputs.start_program`'s, is its caller's to close).
+    running = None if isinstance(program, (Module, Sandboxed)) else start_program(program, timeout=timeout,
+                                                                                  memory_mib=memory_mib)
+    try:
+        return _verify(hlo, program if running is None else running, source, link1, isolate)
+    finally:
+        if running is not None:
+            running.close()
+
+
+def _verify(hlo, program, source: str | None, link1: dict | None, isolate: bool) -> Report:
     from passes.collector import no_cyclic_gc
     from pipeline.reading.elided import elided_constants
     from pipeline.reading.parsed import Parsed
+    from printer.penguin import Module
 
     if not isinstance(hlo, Parsed):  # a binary module (a proto, a jax.export artifact): XLA reads it
         from pipeline.chain.sources import parsed_if_binary
@@ -85,12 +106,12 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
         except XlaRejected as err:
             raise VerifyError(str(err)) from None
     text, where = (hlo, source or hlo.source or "<hlo>") if isinstance(hlo, Parsed) else hlo_text(hlo, source)
-    module = program_module(program)
+    if not isinstance(text, Parsed):
+        text = parse_hlo(text, where, isolate=isolate)
+    module = program if isinstance(program, Module) else program.module()
     # The verdict builds large graphs and keeps them to the end: the cyclic
     # collector would walk them (and the caller's heap) again and again for
     # nothing (measured: about a third of the time at 30k instructions).
-    if not isinstance(text, Parsed):
-        text = parse_hlo(text, where, isolate=isolate)
     with no_cyclic_gc():
         try:
             report = _verdict(read_hlo(text, where), module, link1, text.proto.name, where)
