@@ -70,6 +70,7 @@ from pipeline.reading.text import decode
 from pipeline.chain import binary
 from pipeline.chain.hints import MLIR_FOR_HLO, NO_CONTROL_EDGES, looks_like_mlir
 from pipeline.cli import workers
+from pipeline.cli.check_names import from_front, name_widths
 from pipeline.cli.support import (Parser, UsageError, add_chain_options, chain_options, guarded,
                                   refuse_output_among_inputs, write_output)
 from pipeline.verifier.report import COUNTS, EdgeCounts
@@ -160,8 +161,8 @@ class CheckSummary:
         # The two name columns: what the counts leave of the width (never less than MIN_NAMES).
         room = max(MIN_NAMES, len(total), width - COUNT_COLUMNS)
         keeps = [_program_length(m, r) for r, (m, _) in zip(self.modules, names)]
-        widths = _name_widths([m for m, _ in names], [s for _, s in names], room, keeps)
-        rows = [[_from_front(m, widths[0], keep), _from_front(s, widths[1]),
+        widths = name_widths([m for m, _ in names], [s for _, s in names], room, keeps)
+        rows = [[from_front(m, widths[0], keep), from_front(s, widths[1]),
                  *(("-",) * len(COUNTS) if r.error else (getattr(r, k) for k in COUNTS)),
                  *([_with_file(r.error, r.path, r.file)] if errors else [])]
                 for r, (m, s), keep in zip(self.modules, names, keeps)]
@@ -238,54 +239,6 @@ class CheckSummary:
 
 def _counted(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
-
-
-MIN_NAME = 8  # a name column is cut to no fewer characters (its start `…` included)
-
-
-_WORD_END = "/._-"  # a name is cut where a word starts: after one of these
-
-
-def _from_front(name: str, width: int, keep: int = 0) -> str:
-    """`name` in `width` characters: whole if it fits, else `…` and its end
-    from the start of a word, never cutting into its last `keep` characters
-    (the program's name): wider than `width` where it must be."""
-    if len(name) <= width:
-        return name
-    starts = [i for i in range(1, len(name) - keep + 1) if name[i - 1] in _WORD_END]
-    fits = [i for i in starts if len(name) - i <= width - 1]
-    if fits:
-        return "…" + name[min(fits):]
-    if starts:
-        return "…" + name[max(starts):]
-    return name if keep else "…" + name[len(name) - (width - 1):]  # one word: its end, unless it is kept
-
-
-def _distinct_width(names: list[str], keeps: list[int] | None = None) -> int:
-    """The fewest characters (at least MIN_NAME) in which `_from_front` keeps
-    the distinct `names` distinct; the longest name's length if none fewer does."""
-    distinct = dict(zip(names, keeps or [0] * len(names)))
-    longest = max(map(len, distinct), default=0)
-    for width in range(min(MIN_NAME, longest), longest):
-        if len({_from_front(n, width, k) for n, k in distinct.items()}) == len(distinct):
-            return width
-    return longest
-
-
-def _name_widths(modules: list[str], stages: list[str], room: int, keeps: list[int] | None = None,
-                 headers: tuple[str, str] = ("module", "stage")) -> tuple[int, int]:
-    """The widths of the module and stage columns in `room` characters: the
-    module whole where the stage keeps its distinct width, each at least
-    its distinct width (past that the line is wider than `room`). Two rows
-    differ in their module or in their stage, and each column keeps its
-    different names different: no two rows read the same."""
-    whole_m, whole_s = (max([len(h), *map(len, names)]) for h, names in zip(headers, (modules, stages)))
-    if whole_m + 2 + whole_s <= room:
-        return whole_m, whole_s
-    least_m, least_s = (max(len(h), _distinct_width(names, k)) for h, names, k in
-                        zip(headers, (modules, stages), (keeps, None)))
-    module = min(whole_m, max(least_m, room - 2 - least_s))
-    return module, min(whole_s, max(least_s, room - 2 - module))
 
 
 def _program_length(shown: str, row: ModuleRow) -> int:
