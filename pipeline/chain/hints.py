@@ -28,6 +28,7 @@ _HLO_START = re.compile(r"(?:HloModule\b|ENTRY\b|%[\w.\-]+\s*\([^)]*\)\s*->)")
 
 CONTROL_ORDER = ("XLA's parser needs each control predecessor defined above its successor "
                  "(a cycle of control edges cannot be written)")
+MLIR_FOR_HLO = "this is MLIR, and hlo2penguin reads HLO text: for MLIR use hlo2penguin-opt"
 NO_CONTROL_EDGES = ("XLA adds control edges in copy insertion and later passes, so an earlier dump stage "
                     "has none")
 
@@ -47,7 +48,7 @@ def parser_hint(text: str, message: str) -> str | None:
     further down (a forward reference, or a control cycle) says that XLA's
     parser reads predecessors first. None otherwise."""
     if looks_like_mlir(text):
-        return "this is MLIR, and hlo2penguin reads HLO text: for MLIR use hlo2penguin-opt"
+        return MLIR_FOR_HLO
     found = _NOT_DEFINED.search(message)
     if found is None:
         return None

@@ -7,14 +7,17 @@ Candidates are the files named, and the `*.txt` / `*.hlo` / `*.pb` /
 told apart by its content (`pipeline.chain.binary`): HLO text, XLA's
 `*.hlo.pb` (an HloProto) and HloSnapshots, a serialized HloModuleProto, a
 jax.export artifact (a row for each module with control edges it compiles
-to, as `sources.from_export` captures them). In a folder, a text file
-whose first line is neither `HloModule …` nor the head of a computation
-(`ENTRY …`, `%name (…) -> … {`: a module written as XLA's unit tests write
-them) is skipped, and so is a proto of another message: XLA's
-buffer-assignment and memory-usage reports and options beside the dumps,
-any other text; a module's proto that is broken (truncated, corrupted) is
-an error row. A file named is read as a module whatever it starts with.
-A module without control edges is skipped; the table's footer counts both.
+to, as `sources.from_export` captures them). A text file whose first line
+(past comments, however long) is neither `HloModule …` nor the head of a
+computation (`ENTRY …`, `%name (…) -> … {`: a module written as XLA's unit
+tests write them), or is MLIR, is not HLO unless XLA's parser reads it; nor
+is a proto of another message: XLA's buffer-assignment and memory-usage
+reports and options beside the dumps, any other text. In a folder such a
+file is skipped; named, it is bad input (one line: XLA's words, and for
+MLIR that hlo2penguin-opt reads it). A module's proto that is broken
+(truncated, corrupted), or a file named that is empty or not UTF-8, is an
+error row. A module without control edges is skipped; the table's footer
+counts both.
 
 A stage XLA dumped both as text and as proto (`--xla_dump_hlo_as_text
 --xla_dump_hlo_as_proto`) is checked once, as its `.txt`; an HloSnapshot
@@ -47,7 +50,8 @@ Exit status of the command: 0 ok, or nothing to check (no HLO module with
 control edges found: one line on stderr says what was found); 1 if an edge
 is lost, a dep edge is spurious or a module is an error row; 2 on bad
 input or usage (a path that is not there, not a file or a folder, or
-unreadable; a bad option).
+unreadable; a file named that is not HLO; `-o` a file check reads; a bad
+option).
 """
 
 from __future__ import annotations
@@ -64,9 +68,11 @@ from passes.elision import elided_note
 from passes.errors import ChainError, first_line
 from pipeline.reading.text import decode
 from pipeline.chain import binary
-from pipeline.chain.hints import NO_CONTROL_EDGES
+from pipeline.chain.hints import MLIR_FOR_HLO, NO_CONTROL_EDGES, looks_like_mlir
 from pipeline.cli import workers
-from pipeline.cli.support import Parser, UsageError, add_chain_options, chain_options, guarded, write_output
+from pipeline.cli.check_names import from_front, name_widths
+from pipeline.cli.support import (Parser, UsageError, add_chain_options, chain_options, guarded,
+                                  refuse_output_among_inputs, write_output)
 from pipeline.verifier.report import COUNTS, EdgeCounts
 from pipeline.chain.sources import export_modules, hlo_dump_name, hlo_module_name, looks_like_hlo, read_path
 
@@ -154,10 +160,12 @@ class CheckSummary:
         names = self.names()
         # The two name columns: what the counts leave of the width (never less than MIN_NAMES).
         room = max(MIN_NAMES, len(total), width - COUNT_COLUMNS)
-        widths = _name_widths([m for m, _ in names], [s for _, s in names], room)
-        rows = [[_from_front(m, widths[0]), _from_front(s, widths[1]),
+        keeps = [_program_length(m, r) for r, (m, _) in zip(self.modules, names)]
+        widths = name_widths([m for m, _ in names], [s for _, s in names], room, keeps)
+        rows = [[from_front(m, widths[0], keep), from_front(s, widths[1]),
                  *(("-",) * len(COUNTS) if r.error else (getattr(r, k) for k in COUNTS)),
-                 *([_without_path(r.error, r.path)] if errors else [])] for r, (m, s) in zip(self.modules, names)]
+                 *([_with_file(r.error, r.path, r.file)] if errors else [])]
+                for r, (m, s), keep in zip(self.modules, names, keeps)]
         cells = [headers] + [[str(c) for c in row] for row in rows]
         widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
         if len(total) > widths[0] + 2 + widths[1]:  # the total's label spans both name columns
@@ -233,38 +241,12 @@ def _counted(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
-MIN_NAME = 8  # a name column is cut to no fewer characters (its start `…` included)
-
-
-def _from_front(name: str, width: int) -> str:
-    """`name` in `width` characters: its end after `…` if it is longer."""
-    return name if len(name) <= width else "…" + name[len(name) - (width - 1):]
-
-
-def _distinct_width(names: list[str]) -> int:
-    """The fewest characters (at least MIN_NAME) in which `_from_front` keeps
-    the distinct `names` distinct; the longest name's length if none fewer does."""
-    distinct = set(names)
-    longest = max(map(len, distinct), default=0)
-    for width in range(min(MIN_NAME, longest), longest):
-        if len({_from_front(n, width) for n in distinct}) == len(distinct):
-            return width
-    return longest
-
-
-def _name_widths(modules: list[str], stages: list[str], room: int, headers: tuple[str, str] = ("module", "stage"),
-                 ) -> tuple[int, int]:
-    """The widths of the module and stage columns in `room` characters: the
-    module whole where the stage keeps its distinct width, each at least
-    its distinct width (past that the line is wider than `room`). Two rows
-    differ in their module or in their stage, and each column keeps its
-    different names different: no two rows read the same."""
-    whole_m, whole_s = (max([len(h), *map(len, names)]) for h, names in zip(headers, (modules, stages)))
-    if whole_m + 2 + whole_s <= room:
-        return whole_m, whole_s
-    least_m, least_s = (max(len(h), _distinct_width(names)) for h, names in zip(headers, (modules, stages)))
-    module = min(whole_m, max(least_m, room - 2 - least_s))
-    return module, min(whole_s, max(least_s, room - 2 - module))
+def _program_length(shown: str, row: ModuleRow) -> int:
+    """How much of the end of a row's module name is the program's name, never cut:
+    the module (`jit_loop`, also at the end of its dump prefix), else the file's name."""
+    if shown.endswith(row.module):
+        return len(row.module)
+    return len(os.path.basename(shown))
 
 
 def _dump_prefix(row: ModuleRow) -> str:
@@ -276,9 +258,10 @@ def _dump_prefix(row: ModuleRow) -> str:
     return row.file
 
 
-def _without_path(error: str, path: str) -> str:
-    """The error after its module's path (the row names it): `5:18: XLA's parser: …`."""
-    return error[len(path) + 1:].lstrip() if error.startswith(f"{path}:") else error
+def _with_file(error: str, path: str, file: str) -> str:
+    """The error naming its module's file as the table does (`file`, relative
+    to the folder under the table): `run1/bad.txt:5:18: XLA's parser: …`."""
+    return f"{file}:{error[len(path) + 1:]}" if error.startswith(f"{path}:") else error
 
 
 @dataclass(frozen=True)
@@ -294,14 +277,12 @@ def _bad_path(path: str, reason: str) -> UsageError:
     return UsageError(f"cannot read input '{path}': {reason}; give HLO text files or XLA dump folders (--xla_dump_to)")
 
 
-def find_modules(paths) -> tuple[list[Candidate], int, int, list[tuple[str, str]]]:
-    """The HLO modules with control edges under `paths`, how many
-    candidates were skipped as not HLO and as without control edges, and the
-    twins not checked again (`_twins`: (file, the file checked)) (no
-    module at all is not an error: the caller says there is nothing to
-    check). UsageError for a path that does not exist, is not a file or a
-    folder, or cannot be read."""
-    files: list[tuple[str, bool]] = []  # (path, named by the user)
+def input_files(paths) -> list[tuple[str, bool]]:
+    """(path, named by the user) of each candidate: the files named, and the
+    files with a candidate's suffix under each folder, in sorted order.
+    UsageError for a path that does not exist, is not a file or a folder,
+    or cannot be read."""
+    files: list[tuple[str, bool]] = []
     for path in map(os.fspath, paths):
         if os.path.isdir(path):
             found = []
@@ -313,11 +294,22 @@ def find_modules(paths) -> tuple[list[Candidate], int, int, list[tuple[str, str]
                 found += [os.path.join(folder, n) for n in names if n.endswith(SUFFIXES)]
             files += [(f, False) for f in sorted(found)]
         elif os.path.isfile(path):
-            files.append((path, True))  # named: a candidate whatever its suffix and first line
+            files.append((path, True))  # named: a candidate whatever its suffix
         elif os.path.exists(path):
             raise _bad_path(path, "not a file or a folder")  # a fifo, a device: nothing to read twice
         else:
             raise _bad_path(path, "No such file or directory")
+    return files
+
+
+def find_modules(paths) -> tuple[list[Candidate], int, int, list[tuple[str, str]]]:
+    """The HLO modules with control edges under `paths`, how many
+    candidates were skipped as not HLO and as without control edges, and the
+    twins not checked again (`_twins`: (file, the file checked)) (no
+    module at all is not an error: the caller says there is nothing to
+    check). UsageError for a path that does not exist, is not a file or a
+    folder, or cannot be read, and for a file named that is not HLO."""
+    files = input_files(paths)
     modules, not_hlo, no_edges, seen = [], 0, 0, set()
     twins = _twins([path for path, _ in files])
     for path, named in files:
@@ -336,11 +328,13 @@ def find_modules(paths) -> tuple[list[Candidate], int, int, list[tuple[str, str]
                 no_edges += 1
             modules += found or []
             continue
-        head = data[:4096].decode("utf-8", "replace")
-        if not named and not looks_like_hlo(head):
-            not_hlo += 1
-        elif named and not _is_text(data):  # read as HLO, it is not: the chain says why, on its row
+        if named and not _is_text(data):  # empty, or not UTF-8: the chain says why, on its row
             modules.append(Candidate(path, os.path.basename(path), compilation=(path,)))
+            continue
+        head = _after_comments(data.decode("utf-8", "replace"))[:4096]
+        # `module {` reads as a computation's head too: MLIR goes to XLA's parser, which refuses it
+        if (looks_like_mlir(head) or not looks_like_hlo(head)) and not _xla_reads(path, data, named):
+            not_hlo += 1
         elif CONTROL_PREDECESSORS not in data:
             no_edges += 1
         else:
@@ -349,6 +343,43 @@ def find_modules(paths) -> tuple[list[Candidate], int, int, list[tuple[str, str]
             compilation = (os.path.dirname(os.path.realpath(path)), dump.module_id) if dump else (path,)
             modules.append(Candidate(path, module or os.path.basename(path), dump and dump.stage, compilation))
     return modules, not_hlo, no_edges, sorted(twins.items())
+
+
+_BLANK = re.compile(r"\s*")
+
+
+def _after_comments(text: str) -> str:
+    """`text` from where XLA's parser starts reading: past blanks, `//` lines
+    and `/* */` blocks, however long (a module may follow a long comment)."""
+    at = 0
+    while True:
+        at = _BLANK.match(text, at).end()
+        if text.startswith("//", at):
+            end = text.find("\n", at)
+            at = len(text) if end < 0 else end + 1
+        elif text.startswith("/*", at) and text.find("*/", at + 2) >= 0:
+            at = text.find("*/", at + 2) + 2
+        else:
+            return text[at:]
+
+
+def _xla_reads(path: str, data: bytes, named: bool) -> bool:
+    """XLA's parser's verdict on a text that does not start as a module does:
+    whether it reads it. A file named that it refuses is a UsageError: one
+    line, XLA's words and what to give instead."""
+    from pipeline.xla.isolated import parse
+
+    text = data.decode("utf-8", "replace")
+    try:
+        parse(text, path, isolate=True)  # in a child: XLA's parser aborts its process on some inputs
+        return True
+    except ChainError as err:
+        if not named:
+            return False
+        hint = MLIR_FOR_HLO if looks_like_mlir(text) else (
+            "not an HLO module (it starts with neither `HloModule` nor a computation): give HLO text files, "
+            "XLA's *.hlo.pb or snapshots, jax.export artifacts, or XLA dump folders (--xla_dump_to)")
+        raise UsageError(f"{first_line(err)}; {hint}") from None
 
 
 # [prefix.]module_NNNN.<module>.snapshot.<run>.pb: XLA's HloSnapshot of one run of a compiled module
@@ -390,8 +421,8 @@ def _twins(paths: list[str]) -> dict[str, str]:
 def _binary_candidates(path: str, data: bytes, kind: str, named: bool) -> list[Candidate] | None:
     """The modules with control edges in a binary file (empty: none has
     any); None for a file in a folder that holds no module (XLA's other
-    *.pb: options, memory-usage reports). A file named that holds none is
-    an error row: the chain says why."""
+    *.pb: options, memory-usage reports), BadBinary for such a file named.
+    A module's proto that is broken is an error row: the chain says why."""
     where = os.path.dirname(os.path.realpath(path))
     try:
         if kind == "jax.export":
@@ -399,9 +430,12 @@ def _binary_candidates(path: str, data: bytes, kind: str, named: bool) -> list[C
             return [Candidate(path, m.name.split(":", 1)[0], m.stage, (path,), m.hlo_text)
                     for m in captured.modules]
         found = binary.read_binary(data, path)
-    except ChainError as err:  # named, or a module's proto broken: an error row (the chain says why)
-        broken = not isinstance(err, binary.BadBinary) or err.broken
-        return [Candidate(path, os.path.basename(path), compilation=(path,))] if named or broken else None
+    except ChainError as err:
+        if isinstance(err, binary.BadBinary) and not err.broken:  # another message: not a module at all
+            if named:
+                raise  # one line: what it is, and what to give instead
+            return None
+        return [Candidate(path, os.path.basename(path), compilation=(path,))]  # broken: the chain says why
     if not found.control_edges:
         return []
     name = found.proto.name
@@ -482,8 +516,9 @@ def build_parser() -> Parser:
         "their fates: a row per module and stage (a name too long cut from its front). Exit 0 if every "
         "edge is carried, or if there is nothing to check (no HLO module with control edges: one line on "
         "stderr says what was found); 1 if an edge is lost, a dep edge is spurious or a module is an error "
-        "row (the chain refuses it, or a file named is not text); 2 on bad input: a path that does not "
-        "exist, is not a file or a folder, or cannot be read, or a bad option."))
+        "row (the chain refuses it, or a file named is empty or not UTF-8); 2 on bad input: a path that "
+        "does not exist, is not a file or a folder, or cannot be read, a file named that is not HLO, an -o "
+        "that check reads, or a bad option."))
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="an HLO module (text, *.hlo.pb, a snapshot, a jax.export artifact), or a folder of them")
     p.add_argument("--json", action="store_true",
@@ -493,7 +528,9 @@ def build_parser() -> Parser:
     p.add_argument("--jobs", type=int, metavar="N", help="modules in N parallel processes (default: every core)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the modules on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786)")
-    p.add_argument("-o", "--output", metavar="OUT", help="write the table (or JSON) here instead of standard output")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write the table (or JSON) here instead of standard output (never a file check reads: "
+                        "one named, or a *.txt, *.hlo, *.pb or *.jaxexport in a folder given)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     add_chain_options(p)
     return p
@@ -509,6 +546,7 @@ def _main(argv: list[str]) -> int:
         raise UsageError("--jobs takes a whole number of at least 1")
     if args.jobs is not None and args.scheduler is not None:
         raise UsageError("give --jobs (local processes) or --scheduler (a Dask cluster), not both")
+    refuse_output_among_inputs(args.output, args.paths, reads=lambda path: path.endswith(SUFFIXES))
     summary = check(args.paths, jobs=args.jobs, scheduler=args.scheduler,
                     progress=sys.stderr.isatty() and not args.quiet, **chain_options(args))
     if summary.nothing_to_check:  # a gate passes on a program without control edges, and says so

@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "other --emit it is a usage error)")
     p.add_argument("--check", action="store_true",
                    help="exit 1 if any HLO control edge is lost or the program has a spurious dep edge (not "
-                        "with --emit hlo, which stops before there is a program to judge)")
+                        "with --emit hlo or hlo-proto, which stop after link #1, before there is a program "
+                        "to judge)")
     add_chain_options(p)  # --no-flatten, --dialect, --scope, --keep-attributes, --bundle
     p.add_argument("--debug-info", action="store_true",
                    help="with --emit mlir or flat-mlir: print MLIR locations (HLO names live there)")
@@ -128,6 +129,8 @@ def run(args: argparse.Namespace):
     if args.plot is None and args.emit in ("hlo", "hlo-proto"):  # the chain stops after link #1 (and writing it)
         stop_after = Reify.name if args.emit == "hlo" else "write"
     data = _module_of_export(data, source, args.quiet)
+    # The artifact's line said that no module XLA dumped has control edges: the note would say an earlier stage
+    args.said_no_edges = not isinstance(data, (bytes, str)) and not data.edges
     chain = run_chain(data, stop_after=stop_after, **chain_options(args),
                       debug_info=args.debug_info, source_name=source)  # errors name the input, not the module
     if args.emit == "hlo":
@@ -165,10 +168,13 @@ def _module_of_export(data, source: str, quiet: bool):
     if binary.sniff(data) != "jax.export":
         return data
     module = export_module(data, source)
-    if not quiet:
+    if not quiet and module.edges:
         print(f"{PROG}: {source}: a jax.export artifact: the program is of {module.name}, the last module XLA "
               f"dumped with control edges as it compiled it; '{PROG} check {source}' checks each one",
               file=sys.stderr)
+    elif not quiet:  # the note under the summary says the module has none: this says why
+        print(f"{PROG}: {source}: a jax.export artifact: no module XLA dumped as it compiled it has control "
+              f"edges; the program is of {module.name}, the module XLA compiled it to", file=sys.stderr)
     return module
 
 
@@ -206,11 +212,12 @@ def stage_plot(args: argparse.Namespace, program) -> str:
     return stage_file(args.plot, data, "plot")
 
 
-def report(result, *, failures_only: bool = False) -> None:
+def report(result, *, failures_only: bool = False, note: bool = True) -> None:
     """Edges in, edges out, on stderr: link #1's account for --emit hlo, the
     whole chain's report otherwise; a warning for each dropped or lost edge
     and each spurious dep edge. `failures_only` (--quiet on a failed
-    --check): the lost and spurious edges alone, the reason for exit 1."""
+    --check): the lost and spurious edges alone, the reason for exit 1.
+    `note`: the note on a module without control edges."""
     from passes.elision import elided_note
     from passes.hlo.preserve_control_deps import PreserveControlDeps
     from pipeline.verifier.report import Report
@@ -226,7 +233,8 @@ def report(result, *, failures_only: bool = False) -> None:
         print(f"{PROG}: warning: {elided_note(result.elided)}", file=sys.stderr)
     stage = "chain" if isinstance(result, Report) else PreserveControlDeps.name
     print(f"{PROG}: {stage}: {result.summary()}", file=sys.stderr)
-    note_without_edges(result)
+    if note:
+        note_without_edges(result)
 
 
 def note_without_edges(result) -> None:
@@ -290,10 +298,10 @@ def _main(argv: list[str]) -> int:
     # Only after the output is written: a failed run says one line, the error.
     failed = args.check and not result.ok
     if args.emit == "report" and args.output is None:
-        if not args.quiet:  # the report is on stdout already: stderr does not repeat it
+        if not args.quiet and not args.said_no_edges:  # the report is on stdout already: stderr does not repeat it
             note_without_edges(result)
     elif not args.quiet:
-        report(result)
+        report(result, note=not args.said_no_edges)
     elif failed:
         report(result, failures_only=True)  # quiet hides the summary, never why the exit is 1
     return 1 if failed else 0

@@ -35,7 +35,7 @@ from passes.dialects import DIALECTS
 from passes.errors import first_line
 from pipeline.xla import versions
 from pipeline.cli import workers
-from pipeline.cli.support import Parser, UsageError, guarded, write_output
+from pipeline.cli.support import Parser, UsageError, guarded, refuse_output_among_inputs, write_output
 from pipeline.verifier.report import EdgeCounts
 
 # The repository's corpus, found from this file (pipeline/cli/regress.py), so
@@ -43,6 +43,7 @@ from pipeline.verifier.report import EdgeCounts
 REPO_CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                            "tests", "corpus")
 DEFAULT_DIR = REPO_CORPUS
+CORPUS_FILES = (".jaxexport", ".npz", ".json")  # what regress reads (and --update-goldens writes) in a corpus
 
 
 @dataclass
@@ -310,6 +311,8 @@ def _main(parser, argv: list[str]) -> int:
         raise UsageError("--jobs takes a whole number of at least 1")
     if args.jobs is not None and args.scheduler is not None:
         raise UsageError("give --jobs (local processes) or --scheduler (a Dask cluster), not both")
+    # The corpus's artifacts, inputs, expected outputs and goldens are never the table's file.
+    refuse_output_among_inputs(args.output, [args.directory], reads=lambda path: path.endswith(CORPUS_FILES))
     total = len(programs(args.directory))
     jobs = args.jobs or os.cpu_count() or 1  # as check: the programs are independent
     with workers.progress_bar(total, enabled=sys.stderr.isatty() and not args.quiet, unit="program") as bar:

@@ -155,6 +155,28 @@ def refuse_overwriting_inputs(output: str | None, inputs, what: str = "-o") -> N
             raise UsageError(f"{what} {shown} is the input: give another output file, or the input is lost")
 
 
+def refuse_output_among_inputs(output: str | None, paths, reads=lambda path: True, what: str = "-o") -> None:
+    """UsageError if `output` is a file the command reads: one of `paths`
+    (`refuse_overwriting_inputs`), or, under a folder among them, a file
+    that `reads(path)` takes: an existing one (also through a link), or a
+    new one (the next run would read it). Checked before any work is done."""
+    if output is None or output == "-":
+        return
+    paths = [os.fspath(p) for p in paths]
+    folders = [p for p in paths if os.path.isdir(p)]
+    refuse_overwriting_inputs(output, [p for p in paths if p not in folders], what)
+    inside = os.path.realpath(output)
+    for folder in folders:
+        root = os.path.realpath(folder)
+        if os.path.commonpath([inside, root]) == root and inside != root and reads(inside):
+            raise UsageError(f"{what} '{output}' is in the input folder '{folder}', among the files read there: "
+                             "give an output file outside it")
+    if os.path.isfile(output):  # a hard link to a file read under a folder is that file
+        refuse_overwriting_inputs(output, [os.path.join(d, n) for folder in folders
+                                           for d, _, names in os.walk(folder) for n in names
+                                           if reads(os.path.join(d, n))], what)
+
+
 def write_output(path: str | None, text: str | bytes) -> None:
     """Write atomically: a failed run never leaves a partial file behind
     (bytes as they are: `--emit hlo-proto`)."""

@@ -32,6 +32,9 @@ FORWARD = module("%a = f32[4]{0} negate(%x), control-predecessors={%b}", "%b = f
                  "ROOT %s = f32[4]{0} add(%a, %b)")
 UNDEFINED = module("%a = f32[4]{0} negate(%x), control-predecessors={%zz}", "%b = f32[4]{0} exponential(%x)",
                    "ROOT %s = f32[4]{0} add(%a, %b)")
+# Below is `%bb`, whose name starts as `b`'s does: not `b`.
+PREFIX_BELOW = module("%a = f32[4]{0} negate(%x), control-predecessors={%b}", "%bb = f32[4]{0} exponential(%x)",
+                      "ROOT %s = f32[4]{0} add(%a, %bb)")
 # `b` is defined below, but in another computation: not a forward reference in this one.
 ELSEWHERE = (module("%a = f32[4]{0} negate(%x), control-predecessors={%b}", "ROOT %s = f32[4]{0} add(%a, %x)")
              + "\n%other (y: f32[4]) -> f32[4] {\n  %y = f32[4]{0} parameter(0)\n  ROOT %b = f32[4]{0} negate(%y)\n}\n")
@@ -67,7 +70,8 @@ def test_a_predecessor_defined_below_says_xla_reads_predecessors_first(tmp_path,
         pipeline.run(text, isolate=False)
 
 
-@pytest.mark.parametrize("text", [UNDEFINED, ELSEWHERE], ids=["undefined", "other-computation"])
+@pytest.mark.parametrize("text", [UNDEFINED, ELSEWHERE, PREFIX_BELOW],
+                         ids=["undefined", "other-computation", "a-longer-name-below"])
 def test_a_name_not_defined_below_in_its_computation_gets_no_such_hint(tmp_path, text):
     assert "is not defined" in xla_says(text)
     (tmp_path / "g.hlo").write_text(text)
