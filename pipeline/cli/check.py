@@ -531,9 +531,32 @@ def build_parser() -> Parser:
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write the table (or JSON) here instead of standard output (never a file check reads: "
                         "one named, or a *.txt, *.hlo, *.pb or *.jaxexport in a folder given)")
+    p.add_argument("--junit-xml", metavar="XML",
+                   help="also write JUnit XML here, for a CI server: a test case per module and stage (classname "
+                        "its file), a failure where an edge is lost or a dep edge spurious, an error where the "
+                        "chain refuses the module")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     add_chain_options(p)
     return p
+
+
+def junit_cases(summary: CheckSummary) -> list:
+    """`summary`'s rows as JUnit test cases (`pipeline.cli.junit`)."""
+    from pipeline.cli.junit import Case
+
+    cases = []
+    for row in summary.modules:
+        name = f"{row.module} {row.stage}" if row.stage else row.module
+        counts = ", ".join(f"{v} {k}" for k, v in row.counts().items())
+        if row.error:
+            cases.append(Case(name, row.file or row.path, error=row.error))
+        elif row.lost or row.spurious:
+            cases.append(Case(name, row.file or row.path, failure=f"{row.lost} edge(s) lost, {row.spurious} dep "
+                                                                  f"edge(s) spurious ({counts}): run hlo2penguin "
+                                                                  f"{row.path} --emit report for each edge"))
+        else:
+            cases.append(Case(name, row.file or row.path, output=counts))
+    return cases
 
 
 def main(argv: list[str]) -> int:
@@ -547,8 +570,16 @@ def _main(argv: list[str]) -> int:
     if args.jobs is not None and args.scheduler is not None:
         raise UsageError("give --jobs (local processes) or --scheduler (a Dask cluster), not both")
     refuse_output_among_inputs(args.output, args.paths, reads=lambda path: path.endswith(SUFFIXES))
+    refuse_output_among_inputs(args.junit_xml, args.paths, reads=lambda path: path.endswith(SUFFIXES), what="--junit-xml")
+    if args.junit_xml is not None and args.output is not None and \
+            os.path.abspath(args.junit_xml) == os.path.abspath(args.output):
+        raise UsageError("--junit-xml and -o name the same file: give each its own")
     summary = check(args.paths, jobs=args.jobs, scheduler=args.scheduler,
                     progress=sys.stderr.isatty() and not args.quiet, **chain_options(args))
+    if args.junit_xml is not None:
+        from pipeline.cli.junit import write_junit
+
+        write_junit(args.junit_xml, PROG, junit_cases(summary))
     if summary.nothing_to_check:  # a gate passes on a program without control edges, and says so
         print(f"{PROG}: {summary.nothing_to_check}", file=sys.stderr)
         if args.json:
