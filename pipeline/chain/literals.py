@@ -6,7 +6,7 @@ is one line, not numpy's overflow)."""
 
 from __future__ import annotations
 
-from pipeline.chain.binary import BadBinary
+from passes.errors import ChainError
 
 __all__ = ["BadArgument", "literal_array"]
 
@@ -19,7 +19,7 @@ _ELEMENTS = {1: ("bool", "preds"), 2: ("int8", "s8s"), 3: ("<i2", "s16s"), 4: ("
 _DO = "pass inputs= yourself, or dump the snapshot again"
 
 
-class BadArgument(BadBinary):
+class BadArgument(ChainError):
     """A snapshot argument the chain cannot read back: one line naming the input and the argument."""
 
 

@@ -365,7 +365,7 @@ def _swapped(module: str, program: str) -> None:
 
 
 def _verify(argv: list[str]) -> int:
-    from pipeline.verifier.inputs import start_program
+    from pipeline.verifier.sandbox import start_program
 
     args = build_verify_parser().parse_args(argv)
     if args.quiet and args.json:

@@ -276,12 +276,3 @@ def program_source(program) -> tuple[bytes, str]:
         raise VerifyError(f"{where}: this is an HLO module, not a Penguin program: the module comes first, "
                           "then the program")
     return data, where
-
-
-def start_program(program, *, timeout: float, memory_mib: int):
-    """The program (source or path) running in its own child, with limits
-    (`pipeline.verifier.sandbox.Sandboxed`): its `module()` is the `Module` it built."""
-    from pipeline.verifier.sandbox import Sandboxed
-
-    data, where = program_source(program)
-    return Sandboxed(data, where, timeout=timeout, memory_mib=memory_mib)

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-from pipeline.verifier.inputs import VerifyError
+from pipeline.verifier.inputs import VerifyError, program_source
 
 DEFAULT_TIMEOUT = 300.0   # seconds: a 300k-instruction program runs in about 15 s
 DEFAULT_MEMORY_MIB = 4096  # a 300k-instruction program peaks near 1 GiB
@@ -183,3 +183,10 @@ def _run(source: str, where: str):
         return {"error": "not-a-graph", "message": str(err)}
     except Exception as err:  # an object of the program's that breaks on reading (a property that raises)
         return {"error": "not-a-graph", "message": f"{type(err).__name__}: {str(err).strip()[:200]}"}
+
+
+def start_program(program, *, timeout: float, memory_mib: int):
+    """The program (source or path) running in its own child, with limits
+    (`Sandboxed`): its `module()` is the `Module` it built."""
+    data, where = program_source(program)
+    return Sandboxed(data, where, timeout=timeout, memory_mib=memory_mib)

@@ -43,9 +43,9 @@ import functools
 
 from passes.control_dep import Fate
 from pipeline.verifier.inputs import (  # noqa: F401  (HloInstruction, VerifyError, read_hlo: importable here too)
-    HloInstruction, Program, VerifyError, hlo_text, node_name as _name, parse_hlo, read_hlo, start_program)
+    HloInstruction, Program, VerifyError, hlo_text, node_name as _name, parse_hlo, read_hlo)
 from pipeline.verifier.report import EdgeReport, Report, Spurious, SpuriousEdge
-from pipeline.verifier.sandbox import DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT, Sandboxed
+from pipeline.verifier.sandbox import DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT, Sandboxed, start_program
 
 _FORWARDING = frozenset({"tuple", "get-tuple-element"})
 _PAIRED_DONES = frozenset({"send-done", "recv-done"})  # the importer folds them into their send/recv

@@ -176,8 +176,9 @@ def test_a_failing_round_trip_under_plain_pytest_shows_the_tests_line_not_the_he
         def test_mine():
             assert_round_trip({RANK!r}, inputs=[np.ones(3, np.float32)], expected=[np.zeros(3), np.zeros((3, 1))])
     """))
-    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-c", "/dev/null",
-                          "--rootdir", str(tmp_path), str(test)], capture_output=True, text=True, cwd=tmp_path,
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # plain pytest: none of this repository's settings
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-c",
+                          str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(test)], capture_output=True, text=True, cwd=tmp_path,
                          env={**__import__("os").environ, "PYTHONPATH": str(REPO)}, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "assert_round_trip(" in run.stdout and "test_mine.py:6: AssertionError" in run.stdout

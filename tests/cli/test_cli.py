@@ -284,12 +284,21 @@ def test_missing_input_file(tmp_path, capsys):
 
 
 def test_non_utf8_input(tmp_path, capsys):
+    src = tmp_path / "module.txt"
+    src.write_bytes(b"HloModule m\n\xff\xfebinary")
+    status, out, err = run_main([str(src)], capsys)
+    assert status == 2 and out == ""
+    message = one_error_line(err)
+    assert message.startswith(f"{src}:2:1: ") and "not UTF-8" in message
+
+
+def test_bytes_with_control_characters_are_binary_whatever_words_they_hold(tmp_path, capsys):
     src = tmp_path / "module.pb"
     src.write_bytes(b"HloModule m\n\x08\xff\x01binary")
     status, out, err = run_main([str(src)], capsys)
     assert status == 2 and out == ""
     message = one_error_line(err)
-    assert message.startswith(f"{src}:2:2: ") and "not UTF-8" in message
+    assert message.startswith(f"{src}: ") and "truncated or corrupted" in message
 
 
 def test_unknown_opcode_is_rejected_by_xla(tmp_path, capsys):

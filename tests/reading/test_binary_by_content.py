@@ -19,6 +19,7 @@ from jaxlib import _hlo as xla_hlo
 import pipeline
 from passes.errors import ChainError
 from pipeline.chain import binary
+from pipeline.chain.literals import BadArgument
 from pipeline.cli import hlo2penguin as cli
 from pipeline.testing import assert_round_trip
 
@@ -218,7 +219,7 @@ def test_an_argument_whose_shape_its_values_do_not_fill_is_one_line(dims, values
     path = tmp_path / "s.pb"
     path.write_bytes(data)
     want = f"{path}: argument 0 of the snapshot {said}"
-    with pytest.raises(binary.BadBinary) as info:
+    with pytest.raises(BadArgument) as info:
         binary.read_binary(data, str(path)).arguments(str(path))
     assert str(info.value).startswith(want) and "inputs=" in str(info.value) and "\n" not in str(info.value)
     with pytest.raises(ChainError) as info:
