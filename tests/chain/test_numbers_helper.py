@@ -18,6 +18,7 @@ from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.chain.sources import CapturedModule
 from pipeline.reading.parameters import BadInputs
 from pipeline.testing import assert_round_trip, xla_outputs
+from cpu_hazards import SEGFAULT, WAITS
 from pipeline.xla import worker
 from pipeline.xla.native import XlaRejected, parse_to_proto
 
@@ -44,25 +45,7 @@ ENTRY main {
 }
 """
 
-# XLA:CPU reads past its operand (TopK asked for more elements than there are) and dies of a segfault.
-SEGFAULT = """HloModule segfault
 
-ENTRY main {
-  p = f32[4] parameter(0)
-  ROOT t = (f32[4000000], s32[4000000]) custom-call(p), custom_call_target="TopK"
-}
-"""
-
-# XLA:CPU waits for an infeed nobody sends.
-WAITS = """HloModule waits
-
-ENTRY main {
-  p = f32[4] parameter(0)
-  tok = token[] after-all()
-  in = ((f32[4]), token[]) infeed(tok)
-  ROOT g = (f32[4]) get-tuple-element(in), index=0
-}
-"""
 
 X = np.arange(4, dtype=np.float32)
 

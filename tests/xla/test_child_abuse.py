@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import pipeline
+from cpu_hazards import WAITS
 from pipeline.xla import isolated
 from pipeline.xla import worker as xla_child
 from pipeline.xla.isolated import XlaRejected
@@ -25,16 +26,6 @@ from pipeline.xla.isolated import XlaRejected
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/task"),
                                 reason="forks; reads Linux's /proc")
 
-# XLA:CPU waits on an infeed nobody feeds: a call that stays in flight until its child is ended.
-WAITS = """HloModule waits
-
-ENTRY main {
-  p = f32[4] parameter(0)
-  tok = token[] after-all()
-  in = ((f32[4]), token[]) infeed(tok)
-  ROOT g = (f32[4]) get-tuple-element(in), index=0
-}
-"""
 
 MODULE = """HloModule m
 ENTRY e {
