@@ -93,7 +93,7 @@ def read_npz(path: str, key: str) -> list | None:
             if sorted(keys) != sorted(wanted):
                 shown = ", ".join(sorted(keys)) or "none"
                 raise CorpusError(f"{path} has keys {shown}: name its arrays {key}_0, {key}_1, … in order "
-                                  f"(np.savez(path, **{{f'{key}_{{i}}': a for i, a in enumerate(arrays)}}))")
+                                  f"(np.savez(FILE, {key}_0=..., {key}_1=...))")
             return [data[k] for k in wanted]
     except CorpusError:
         raise
