@@ -249,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["regress"]:  # a file named 'regress' is still reachable as ./regress
         from pipeline.cli import regress
         return regress.main(argv[1:])
+    if argv[:1] == ["corpus"]:  # likewise ./corpus
+        from pipeline.cli import corpus
+        return corpus.main(argv[1:])
     if argv[:1] == ["verify"]:  # likewise ./verify
         return verify_main(argv[1:])
     if argv[:1] == ["check"]:  # likewise ./check

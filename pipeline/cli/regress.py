@@ -83,15 +83,18 @@ class Summary:
 
 
 def programs(directory: str) -> list[str]:
+    from pipeline import corpus
+
     try:
-        names = sorted(f[: -len(".jaxexport")] for f in os.listdir(directory) if f.endswith(".jaxexport"))
+        names = corpus.names(directory)
     except OSError as err:
         hint = ("; this install has no corpus (it lives in a clone of the repository, under tests/corpus): "
                 "give its folder as DIR" if directory == REPO_CORPUS else "")
         raise UsageError(f"cannot read corpus folder '{directory}': {err.strerror}{hint}") from None
     if not names:
-        raise UsageError(f"'{directory}' holds no .jaxexport artifacts; "
-                         "regenerate them with tests/corpus/regenerate.py")
+        raise UsageError(f"'{directory}' holds no .jaxexport artifacts: add one with 'hlo2penguin corpus add "
+                         f"{directory} SOURCE' (the repository's corpus: regenerate it with "
+                         "tests/corpus/regenerate.py)")
     return names
 
 
@@ -109,15 +112,12 @@ class Program:
 
 
 def read_program(directory: str, name: str) -> Program:
-    inputs = _load_npz(os.path.join(directory, "inputs", f"{name}.npz"))
-    expected = _load_npz(os.path.join(directory, "expected", f"{name}.npz"))
-    golden = _load_json(os.path.join(directory, "goldens", f"{name}.json"))
-    try:
-        with open(os.path.join(directory, f"{name}.jaxexport"), "rb") as f:
-            artifact = f.read()
-    except OSError as err:
-        return Program(name, None, inputs, expected, golden, f"cannot read {name}.jaxexport: {err.strerror}")
-    return Program(name, artifact, inputs, expected, golden)
+    """Program `name` of the corpus, every file checked against its artifact
+    (`pipeline.corpus`): a malformed corpus is a CorpusError before any runs."""
+    from pipeline import corpus
+
+    entry = corpus.read(directory, name)
+    return Program(name, entry.artifact, entry.inputs, entry.expected, entry.golden)
 
 
 def check_program(program: Program, update: bool) -> tuple[list[Row], dict | None]:
@@ -222,20 +222,15 @@ def _compare(golden: dict | None, old: dict | None, record: dict) -> str:
 
 
 def _load_json(path: str):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        return None
+    from pipeline import corpus
+
+    return corpus.read_golden(path)
 
 
-def _load_npz(path: str):
-    import numpy as np
+def _load_npz(path: str, key: str = "arg"):
+    from pipeline import corpus
 
-    if not os.path.exists(path):
-        return None
-    with np.load(path) as data:
-        return [data[k] for k in sorted(data.files, key=lambda k: int(k.split("_")[-1]))]
+    return corpus.read_npz(path, key)
 
 
 def run(directory: str, update: bool = False, jobs: int = 1, progress=None, scheduler: str | None = None) -> Summary:
