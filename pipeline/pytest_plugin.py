@@ -128,6 +128,10 @@ class _Item(pytest.Item):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)
 
+    def reportinfo(self):
+        # Not the bare name: pytest would print its dots as "::" (as for a Python test's domain).
+        return self.path, None, f"[hlo2penguin] {self.name}"
+
 
 class ModuleFile(pytest.File):
     """A file of one HLO module (text, proto, HloSnapshot, jax.export

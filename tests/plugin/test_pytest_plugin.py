@@ -142,3 +142,19 @@ def test_bad_configuration_is_one_usage_error(pytester, argv, said):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([said])
     assert "Traceback" not in result.stderr.str()
+
+
+def test_a_lost_edge_is_named_as_the_verifier_names_it_with_its_link():
+    import pipeline
+    from pipeline.cli.regress import Row
+    from pipeline.pytest_plugin import describe
+
+    result = pipeline.run(EXAMPLE_HLO, reify=False)  # link #1 skipped: the importer drops the edges
+    lost = result.report.lost
+    assert lost and all(edge.lost_at for edge in lost)
+    row = Row("example", "example:stage", "stablehlo", numerics="FAIL: result 0 differs from JAX's by up to 2")
+    row.count(result.report)
+    said = describe(row, {"example:stage": {"stablehlo": {"report": result.report.as_dict()}}}, {}).splitlines()
+    assert said[0].startswith(f"example example:stage [stablehlo]: a regression ({row.edges} edges:")
+    assert [f"  lost: {edge}" for edge in lost] == [line for line in said if line.startswith("  lost: ")]
+    assert "  numerics: FAIL: result 0 differs from JAX's by up to 2" in said
