@@ -49,8 +49,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     here = Path(config.invocation_params.dir)
+    # The flags take the place of the ini value, as a flag does for any ini option.
     given = [(here / p, "--hlo2penguin-corpus") for p in config.getoption("hlo2penguin_corpus")]
-    given += [(Path(p), "hlo2penguin_corpus (ini)") for p in config.getini("hlo2penguin_corpus")]
+    given = given or [(Path(p), "hlo2penguin_corpus (ini)") for p in config.getini("hlo2penguin_corpus")]
     if not given:
         return  # not asked: the session is untouched
     dialects = config.getoption("hlo2penguin_dialect") or config.getini("hlo2penguin_dialect") or ALL_DIALECTS

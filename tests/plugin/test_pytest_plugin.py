@@ -120,6 +120,10 @@ def test_the_ini_option_names_paths_from_the_ini_file_and_items_are_not_collecte
     want = regress_rows(corpus, "fori_inplace")
     assert sorted(line.split("::")[-1] for line in result.outlines if "jaxexport::" in line) == sorted(want)
     result.stdout.fnmatch_lines(["elsewhere/test_one.py::test_one"], consecutive=False)
+    (pytester.path / "example.txt").write_text(EXAMPLE_HLO)
+    flagged = pytester.runpytest(*PLUGIN, "--collect-only", "-q", "--hlo2penguin-corpus", "example.txt")
+    assert sorted(line for line in flagged.outlines if "::" in line) == [  # the flag takes the ini value's place
+        "elsewhere/test_one.py::test_one", "example.txt::example.txt[mhlo]", "example.txt::example.txt[stablehlo]"]
 
 
 def test_without_the_option_the_plugin_collects_nothing(pytester):
