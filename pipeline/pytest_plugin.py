@@ -216,7 +216,7 @@ def describe(row, fresh: dict, golden: dict) -> str:
              f"{row.lost} lost, {row.spurious} spurious)"]
     if row.error:
         return lines[0] + f"\n  the chain refuses it: {row.error}"
-    record = fresh.get(row.module, {}).get(row.dialect, {})
+    record = _this_jax(fresh.get(row.module, {}).get(row.dialect))
     report = record.get("report", {})
     lines += [f"  lost: {_edge(e)}" for e in report.get("edges", []) if e.get("fate") == "lost"]
     lines += [f"  spurious: %{s['computation']}: %{s['predecessor']} -> %{s['successor']}"
@@ -233,6 +233,19 @@ def describe(row, fresh: dict, golden: dict) -> str:
     return "\n".join(lines)
 
 
+def _this_jax(record: dict | None) -> dict:
+    """A golden record's fields as this jax reads them (its `by_jax` entry in
+    place): regress writes this run's report there when another jax wrote the record."""
+    if not record:
+        return {}
+    try:
+        from pipeline.cli.regress import _expected
+
+        return _expected(record)
+    except Exception:  # another golden format: the record's own fields
+        return record
+
+
 def _edge(e: dict) -> str:
     """An edge of a report's dict as the verifier prints it (`EdgeReport.__str__`)."""
     text = f"%{e['computation']}: %{e['predecessor']} -> %{e['successor']}: {e['fate']}"
@@ -246,13 +259,7 @@ def _golden_changes(old: dict | None, record: dict) -> list[str]:
     effort: the verdict is regress's, this only names the difference)."""
     if not old or not record:
         return []
-    try:
-        from pipeline.cli.regress import _expected  # the record with this jax's changes in place
-
-        want = _expected(old)
-    except Exception:
-        want = old
-    found = []
+    want, found = _this_jax(old), []
     was = {(e["computation"], e["predecessor"], e["successor"]): e for e in want.get("report", {}).get("edges", [])}
     now = {(e["computation"], e["predecessor"], e["successor"]): e for e in record["report"].get("edges", [])}
     for key in sorted(was.keys() | now.keys()):
