@@ -162,3 +162,10 @@ def test_a_lost_edge_is_named_as_the_verifier_names_it_with_its_link():
     assert said[0].startswith(f"example example:stage [stablehlo]: a regression ({row.edges} edges:")
     assert [f"  lost: {edge}" for edge in lost] == [line for line in said if line.startswith("  lost: ")]
     assert "  numerics: FAIL: result 0 differs from JAX's by up to 2" in said
+
+
+def test_the_plugins_dialects_are_the_chains():
+    from passes.dialects import DIALECTS
+    from pipeline.pytest_plugin import ALL_DIALECTS
+
+    assert ALL_DIALECTS == tuple(DIALECTS)  # its own copy keeps `import pytest` light for every session
