@@ -300,8 +300,10 @@ def fork_early() -> XlaWorker:
     process has one thread (POSIX): jaxlib starts none on import (XLA:CPU
     and MLIR's pass threads start only when used) and numpy's OpenBLAS pool
     is held to the main thread here (OPENBLAS_NUM_THREADS=1, only if numpy
-    is not imported yet and the user set nothing). Any other thread, or a
-    platform without fork, takes the spawned child instead."""
+    is not imported yet and the user set nothing). A process that imported
+    jax (which may hold an XLA:CPU client whose threads a fork would not
+    copy: the child's numbers then fail), any other thread, or a platform
+    without fork takes the spawned child instead."""
     global _shared
     linux = sys.platform.startswith("linux")
     if linux and "numpy" not in sys.modules:
@@ -309,7 +311,8 @@ def fork_early() -> XlaWorker:
     import pipeline.xla.native  # noqa: F401 (jaxlib, loaded before the fork)
 
     with _lock:
-        if _shared is None and linux and len(os.listdir("/proc/self/task")) == 1:
+        # jax imported may mean a backend made here: a fork would inherit its client without its threads
+        if _shared is None and linux and "jax" not in sys.modules and len(os.listdir("/proc/self/task")) == 1:
             _shared = XlaWorker(forked=True)
     return shared()
 
