@@ -3,12 +3,16 @@ programs, in both dialects, against goldens.
 
 A corpus folder holds `<name>.jaxexport` artifacts (`jax.export` serialized),
 `inputs/<name>.npz` and `expected/<name>.npz` (JAX's own outputs), and
-`goldens/<name>.json`. For every module XLA dumps with control edges, and for
-each dialect, a row checks: the invariant (no edge lost), numerics (the
-Penguin program run with numpy equals JAX's output), and the golden (the edge
-report and a hash of the Penguin program are what they were). Numerics that
-fail, or turn "unsupported: <op>", count as a regression. Exit 1 on any
-regression; `--update-goldens` rewrites the goldens instead of comparing.
+`goldens/<name>.json` with the Penguin programs beside it (`pipeline.cli.goldens`).
+For every module XLA dumps with control edges, and for each dialect, a row
+checks: the invariant (no edge lost), numerics (the Penguin program run with
+numpy equals JAX's output; "no inputs" without them, counted, a failure
+with `--require-numbers`), and the golden (the edge report and a hash of the
+Penguin program are what they were; a changed one prints the edges whose
+fate changed and the program's diff). Numerics that fail, or turn
+"unsupported: <op>", count as a regression. Exit 1 on any regression;
+`--update-goldens` rewrites the goldens instead of comparing; `--junit-xml`
+writes a test case per row (`pipeline.cli.regress_output`).
 
 Each program is one task (`pipeline.cli.workers`): in this process, in `--jobs`
 processes, or on a Dask cluster (`--scheduler`). Its artifact, inputs and
@@ -16,8 +20,8 @@ golden are read here and go with the task, and goldens are written here, so
 a worker needs the package, not the corpus folder.
 
 Goldens across jax releases: each record holds the report and the hash as
-the jax named in its `"jax"` wrote them, and under `"by_jax"` what another
-release's XLA changed (only the fields that differ). `--update-goldens` on
+the jax named in its `"jax"` wrote them (and its program file), and under
+`"by_jax"` what another release's XLA changed (only the fields that differ). `--update-goldens` on
 the record's own jax rewrites the record; on another, only its `by_jax`
 entry. The table's first line names the jax it ran with.
 """
