@@ -100,14 +100,17 @@ def fate_changes(before: dict, after: dict) -> list[str]:
     return lines
 
 
-def program_diff(old: dict, record: dict, golden_programs: dict[str, str]) -> str:
+def program_diff(old: dict, record: dict, golden_programs: dict[str, str] | None) -> str:
     """A unified diff of this run's program against the golden's, or a line
-    saying why there is none."""
+    saying why there is none (`golden_programs` None: the caller read none)."""
     path = old.get("program")
+    if golden_programs is None and path:
+        return f"no diff: goldens/{path} was not read (pipeline.cli.goldens.read_programs reads it)\n"
+    golden_programs = golden_programs or {}
     text = golden_programs.get(path) if path else None
     if text is None:
         return (f"the golden keeps no program text{f' (goldens/{path} is missing)' if path else ''}, "
-                "only its hash: nothing to diff")
+                "only its hash: nothing to diff\n")
     note = ""
     if old.get("jax", versions.JAX) != versions.JAX:
         note = (f"the golden program is jax {old['jax']}'s (this run is jax {versions.JAX}'s, whose goldens keep "

@@ -183,7 +183,7 @@ def check_program(program: Program, update: bool, golden_programs: dict[str, str
             if row.golden.startswith("changed"):
                 row.changes = goldens.fate_changes(goldens.expected(old)["report"], record["report"])
                 if goldens.expected(old)["penguin_sha256"] != record["penguin_sha256"]:
-                    row.diff = goldens.program_diff(old, record, golden_programs or {})
+                    row.diff = goldens.program_diff(old, record, golden_programs)
     return rows, fresh
 
 

@@ -134,3 +134,19 @@ def test_a_golden_without_a_program_file_says_so(corpus, capsys):
     code, out, _ = _regress(corpus, capsys)
     assert code == 1
     assert f"the golden keeps no program text (goldens/{record['program']} is missing), only its hash" in out
+
+
+def test_a_caller_that_reads_no_golden_programs_is_told_what_to_call(corpus):
+    """`check_program` without the golden's program files (a pytest plugin's
+    call) says which function reads them, not that the golden has none."""
+    from pipeline.cli import goldens, regress
+
+    golden_path, golden = _golden(corpus)
+    path = _edit_program(corpus, golden_path, golden, "module = Module(", "module = OldModule(")
+    program = regress.read_program(str(corpus), NAME)
+    rows, _ = regress.check_program(program, False)
+    [row] = [r for r in rows if r.golden != "ok"]
+    assert row.diff == f"no diff: goldens/{path} was not read (pipeline.cli.goldens.read_programs reads it)\n"
+    rows, _ = regress.check_program(program, False, goldens.read_programs(str(corpus), program.golden))
+    [row] = [r for r in rows if r.golden != "ok"]
+    assert "+module = Module(" in row.diff
