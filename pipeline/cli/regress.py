@@ -3,12 +3,16 @@ programs, in both dialects, against goldens.
 
 A corpus folder holds `<name>.jaxexport` artifacts (`jax.export` serialized),
 `inputs/<name>.npz` and `expected/<name>.npz` (JAX's own outputs), and
-`goldens/<name>.json`. For every module XLA dumps with control edges, and for
-each dialect, a row checks: the invariant (no edge lost), numerics (the
-Penguin program run with numpy equals JAX's output), and the golden (the edge
-report and a hash of the Penguin program are what they were). Numerics that
-fail, or turn "unsupported: <op>", count as a regression. Exit 1 on any
-regression; `--update-goldens` rewrites the goldens instead of comparing.
+`goldens/<name>.json` with the Penguin programs beside it (`pipeline.cli.goldens`).
+For every module XLA dumps with control edges, and for each dialect, a row
+checks: the invariant (no edge lost), numerics (the Penguin program run with
+numpy equals JAX's output; "no inputs" without them, counted, a failure
+with `--require-numbers`), and the golden (the edge report and a hash of the
+Penguin program are what they were; a changed one prints the edges whose
+fate changed and the program's diff). Numerics that fail, or turn
+"unsupported: <op>", count as a regression. Exit 1 on any regression;
+`--update-goldens` rewrites the goldens instead of comparing; `--junit-xml`
+writes a test case per row (`pipeline.cli.regress_output`).
 
 Each program is one task (`pipeline.cli.workers`): in this process, in `--jobs`
 processes, or on a Dask cluster (`--scheduler`). Its artifact, inputs and
@@ -16,25 +20,26 @@ golden are read here and go with the task, and goldens are written here, so
 a worker needs the package, not the corpus folder.
 
 Goldens across jax releases: each record holds the report and the hash as
-the jax named in its `"jax"` wrote them, and under `"by_jax"` what another
-release's XLA changed (only the fields that differ). `--update-goldens` on
+the jax named in its `"jax"` wrote them (and its program file), and under
+`"by_jax"` what another release's XLA changed (only the fields that differ). `--update-goldens` on
 the record's own jax rewrites the record; on another, only its `by_jax`
 entry. The table's first line names the jax it ran with.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
+import shlex
 import sys
 from dataclasses import dataclass, field
 
 from passes.dialects import DIALECTS
 from passes.errors import first_line
 from pipeline.xla import versions
-from pipeline.cli import workers
+from pipeline.cli import goldens, regress_output, workers
+from pipeline.cli.junit import write_junit
 from pipeline.cli.support import Parser, UsageError, guarded, refuse_output_among_inputs, write_output
 from pipeline.verifier.report import EdgeCounts
 
@@ -43,7 +48,7 @@ from pipeline.verifier.report import EdgeCounts
 REPO_CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                            "tests", "corpus")
 DEFAULT_DIR = REPO_CORPUS
-CORPUS_FILES = (".jaxexport", ".npz", ".json")  # what regress reads (and --update-goldens writes) in a corpus
+CORPUS_FILES = (".jaxexport", ".npz", ".json", ".py")  # what regress reads (and --update-goldens writes) in a corpus
 
 
 @dataclass
@@ -55,10 +60,24 @@ class Row(EdgeCounts):
     golden: str = "n/a"     # ok | changed … | new | updated
     error: str = ""
     jax: str = versions.JAX  # the release it ran with
+    changes: list[str] = field(default_factory=list)  # each edge whose fate changed since the golden
+    diff: str = ""  # the Penguin program against the golden's (unified diff), when it changed
 
     def as_dict(self) -> dict:
-        return {"program": self.program, "module": self.module, "dialect": self.dialect, **self.counts(),
-                "numerics": self.numerics, "golden": self.golden, "error": self.error, "jax": self.jax}
+        found = {"program": self.program, "module": self.module, "dialect": self.dialect, **self.counts(),
+                 "numerics": self.numerics, "golden": self.golden, "error": self.error, "jax": self.jax}
+        if self.golden.startswith("changed"):  # a passing row's JSON stays as it was
+            found.update(changes=self.changes, diff=self.diff)
+        return found
+
+    @property
+    def unnumbered(self) -> bool:
+        """Judged without numbers: the corpus has no inputs (or expected outputs) for it."""
+        return self.numerics.startswith("no ")
+
+    def explanation(self) -> str:
+        """What a changed golden row prints under the table: the fate changes, then the diff."""
+        return "".join(f"  {line}\n" for line in self.changes) + self.diff
 
     @property
     def regressed(self) -> bool:
@@ -72,13 +91,18 @@ class Row(EdgeCounts):
 @dataclass
 class Summary:
     rows: list[Row] = field(default_factory=list)
+    require_numbers: bool = False  # `--require-numbers`: a row without numbers fails
+
+    def failed(self, row: Row) -> bool:
+        return row.regressed or (self.require_numbers and row.unnumbered)
 
     def totals(self) -> dict[str, int]:
         t = EdgeCounts.summed(self.rows)
         t["rows"] = len(self.rows)
         t["numerics ok"] = sum(r.numerics == "ok" for r in self.rows)
         t["unsupported"] = sum(r.numerics.startswith("unsupported") for r in self.rows)
-        t["regressions"] = sum(r.regressed for r in self.rows)
+        t["no numbers"] = sum(r.unnumbered for r in self.rows)
+        t["regressions"] = sum(self.failed(r) for r in self.rows)
         return t
 
 
@@ -120,10 +144,13 @@ def read_program(directory: str, name: str) -> Program:
     return Program(name, entry.artifact, entry.inputs, entry.expected, entry.golden)
 
 
-def check_program(program: Program, update: bool) -> tuple[list[Row], dict | None]:
+def check_program(program: Program, update: bool, golden_programs: dict[str, str] | None = None
+                  ) -> tuple[list[Row], dict | None]:
     """Every captured module of one program, in both dialects (one task):
     the rows, and the golden records of this run (module → dialect →
-    record; None if the program could not be captured)."""
+    record; None if the program could not be captured). A changed row
+    says which edges' fates changed and, given the golden's program files
+    (`goldens.read_programs`), how the Penguin program differs."""
 
     import pipeline
     from pipeline.chain.sources import from_export
@@ -148,11 +175,15 @@ def check_program(program: Program, update: bool) -> tuple[list[Row], dict | Non
                 continue
             row.count(result.report)
             row.numerics = _numerics(result.module(), program.inputs, program.expected)
-            record = {"report": result.report.as_dict(),
-                      "penguin_sha256": hashlib.sha256(result.penguin_source.encode()).hexdigest()}
+            record = goldens.record_of(name, captured_module.name, dialect, result.report.as_dict(),
+                                       result.penguin_source)
             old = (golden or {}).get(captured_module.name, {}).get(dialect)
             fresh.setdefault(captured_module.name, {})[dialect] = _updated(old, record)
             row.golden = "updated" if update else _compare(golden, old, record)
+            if row.golden.startswith("changed"):
+                row.changes = goldens.fate_changes(goldens.expected(old)["report"], record["report"])
+                if goldens.expected(old)["penguin_sha256"] != record["penguin_sha256"]:
+                    row.diff = goldens.program_diff(old, record, golden_programs)
     return rows, fresh
 
 
@@ -163,14 +194,19 @@ def write_golden(directory: str, program: Program, fresh: dict) -> None:
         r.get("jax") != versions.JAX for r in d.values())}
     golden_path = os.path.join(directory, "goldens", f"{program.name}.json")
     os.makedirs(os.path.dirname(golden_path), exist_ok=True)
+    records = {**kept, **fresh}
+    goldens.write_programs(directory, program.name, records)  # takes the program texts out of the records
     with open(golden_path, "w", encoding="utf-8") as f:
-        json.dump({**kept, **fresh}, f, indent=1, sort_keys=True)
+        json.dump(records, f, indent=1, sort_keys=True)
         f.write("\n")
 
 
 def _numerics(module, inputs, expected) -> str:
-    if inputs is None or expected is None:
-        return "n/a"
+    # Said in the row and counted in the total, never skipped in silence (`--require-numbers` fails it).
+    if inputs is None:
+        return "no inputs"
+    if expected is None:
+        return "no expected outputs"
     from pipeline.testing import differences
 
     try:
@@ -184,41 +220,11 @@ def _numerics(module, inputs, expected) -> str:
     return f"FAIL: {found[0]}" if found else "ok"
 
 
-_GOLDEN_FIELDS = ("report", "penguin_sha256")
-
-
-def _expected(old: dict) -> dict:
-    """What a golden record expects of this jax: its own fields, with what
-    this release's XLA changed in their place."""
-    return {**{k: old[k] for k in _GOLDEN_FIELDS}, **old.get("by_jax", {}).get(versions.JAX, {})}
-
-
-def _updated(old: dict | None, record: dict) -> dict:
-    """The golden record once this run's `record` is written into it."""
-    if old is None or old.get("jax", versions.JAX) == versions.JAX:
-        new = {**record, "jax": versions.JAX}
-        if old and old.get("by_jax"):
-            new["by_jax"] = old["by_jax"]
-        return new
-    new = {k: v for k, v in old.items() if k != "by_jax"}
-    by_jax = {v: d for v, d in old.get("by_jax", {}).items() if v != versions.JAX}
-    changed = {k: record[k] for k in _GOLDEN_FIELDS if record[k] != old[k]}
-    if changed:
-        by_jax[versions.JAX] = changed
-    if by_jax:
-        new["by_jax"] = by_jax
-    return new
-
-
-def _compare(golden: dict | None, old: dict | None, record: dict) -> str:
-    if golden is None or old is None:
-        return "missing"
-    expected = _expected(old)
-    if expected["report"] != record["report"]:
-        return "changed: edge report"
-    if expected["penguin_sha256"] != record["penguin_sha256"]:
-        return "changed: penguin program"
-    return "ok"
+# The goldens' record logic lives in pipeline.cli.goldens; these names stay for callers of regress.
+_GOLDEN_FIELDS = goldens.GOLDEN_FIELDS
+_expected = goldens.expected
+_updated = goldens.updated
+_compare = goldens.compare
 
 
 def _load_json(path: str):
@@ -233,10 +239,12 @@ def _load_npz(path: str, key: str = "arg"):
     return corpus.read_npz(path, key)
 
 
-def run(directory: str, update: bool = False, jobs: int = 1, progress=None, scheduler: str | None = None) -> Summary:
+def run(directory: str, update: bool = False, jobs: int = 1, progress=None, scheduler: str | None = None,
+        require_numbers: bool = False) -> Summary:
     """Every program of the corpus at `directory`, one task each: in this
     process, in `jobs` spawned processes, or on the Dask scheduler at
-    `scheduler`. `progress(done, total, program)` is called as each ends."""
+    `scheduler`. `progress(done, total, program)` is called as each ends.
+    With `require_numbers`, a row without inputs counts as a regression."""
     names = programs(directory)
     loaded = [read_program(directory, name) for name in names]
     done = 0
@@ -247,9 +255,10 @@ def run(directory: str, update: bool = False, jobs: int = 1, progress=None, sche
         if progress:
             progress(done, len(names), names[i])
 
-    results = workers.run(check_program, [(p, update) for p in loaded], jobs=jobs, scheduler=scheduler,
-                          on_done=tick)
-    summary = Summary()
+    # The golden programs go with the task (as the artifact does), for the diff of a changed row.
+    tasks = [(p, update, goldens.read_programs(directory, p.golden)) for p in loaded]
+    results = workers.run(check_program, tasks, jobs=jobs, scheduler=scheduler, on_done=tick)
+    summary = Summary(require_numbers=require_numbers)
     for program, (rows, fresh) in zip(loaded, results):
         summary.rows += rows
         if update and fresh is not None:
@@ -265,7 +274,8 @@ def table(summary: Summary) -> str:
     t = summary.totals()
     rows.append(["total", f"{len({r.program for r in summary.rows})} programs", f"{t['rows']} rows",
                  t["edges"], t["preserved"], t["rerouted"], t["dropped"], t["lost"], t["spurious"],
-                 f"{t['numerics ok']} ok, {t['unsupported']} unsupported", f"{t['regressions']} regressions"])
+                 f"{t['numerics ok']} ok, {t['unsupported']} unsupported"
+                 + (f", {t['no numbers']} no numbers" if t["no numbers"] else ""), f"{t['regressions']} regressions"])
     cells = [headers] + [[str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
@@ -291,6 +301,11 @@ def build_parser(prog: str = "hlo2penguin regress") -> Parser:
                         help="run the programs on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row instead of the table")
     parser.add_argument("-o", "--output", metavar="OUT", help="write the table (or JSON) here instead of standard output")
+    parser.add_argument("--require-numbers", action="store_true",
+                        help="a row without inputs (no inputs/<name>.npz) fails, as a regression (exit 1)")
+    parser.add_argument("--junit-xml", metavar="XML",
+                        help="also write JUnit XML here, for a CI server: a test case per row (program, module and "
+                             "stage, dialect), a failure with its reasons, the fate changes and the diff")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
     return parser
 
@@ -307,11 +322,36 @@ def _main(parser, argv: list[str]) -> int:
     if args.jobs is not None and args.scheduler is not None:
         raise UsageError("give --jobs (local processes) or --scheduler (a Dask cluster), not both")
     # The corpus's artifacts, inputs, expected outputs and goldens are never the table's file.
-    refuse_output_among_inputs(args.output, [args.directory], reads=lambda path: path.endswith(CORPUS_FILES))
+    reads = lambda path: path.endswith(CORPUS_FILES)  # noqa: E731
+    refuse_output_among_inputs(args.output, [args.directory], reads=reads)
+    refuse_output_among_inputs(args.junit_xml, [args.directory], reads=reads, what="--junit-xml")
+    if args.junit_xml is not None and args.output is not None and \
+            os.path.abspath(args.junit_xml) == os.path.abspath(args.output):
+        raise UsageError("--junit-xml and -o name the same file: give each its own")
+    _refuse_empty(args.directory)
     total = len(programs(args.directory))
     jobs = args.jobs or os.cpu_count() or 1  # as check: the programs are independent
     with workers.progress_bar(total, enabled=sys.stderr.isatty() and not args.quiet, unit="program") as bar:
-        summary = run(args.directory, args.update_goldens, jobs, lambda *_: bar.update(1), args.scheduler)
+        summary = run(args.directory, args.update_goldens, jobs, lambda *_: bar.update(1), args.scheduler,
+                      require_numbers=args.require_numbers)
+    if args.junit_xml is not None:
+        write_junit(args.junit_xml, parser.prog, regress_output.junit_cases(summary))
     write_output(args.output, "".join(json.dumps(r.as_dict()) + "\n" for r in summary.rows) if args.json
-                 else table(summary))
+                 else table(summary) + regress_output.explanations(summary))
+    for hint in regress_output.hints(summary, args.directory, args.require_numbers):
+        print(f"{parser.prog}: {hint}", file=sys.stderr)
     return 1 if summary.totals()["regressions"] else 0
+
+
+def _refuse_empty(directory: str) -> None:
+    """A folder without artifacts: say how to make a corpus of one's own programs
+    (a folder that cannot be read is `programs`' to say)."""
+    try:
+        empty = not any(f.endswith(".jaxexport") for f in os.listdir(directory))
+    except OSError:
+        return
+    if empty:
+        corpus = shlex.quote(directory)
+        raise UsageError(f"'{directory}' holds no .jaxexport artifacts; add your JAX programs with "
+                         f"hlo2penguin corpus add {corpus} ..., then write their goldens with "
+                         f"hlo2penguin regress {corpus} --update-goldens")

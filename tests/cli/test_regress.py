@@ -72,6 +72,7 @@ def one_program(tmp_path):
         ext = ".json" if sub == "goldens" else ".npz"
         shutil.copy(os.path.join(CORPUS, sub, name + ext), tmp_path / sub)
     shutil.copy(os.path.join(CORPUS, name + ".jaxexport"), tmp_path)
+    shutil.copytree(os.path.join(CORPUS, "goldens", name), tmp_path / "goldens" / name)  # the golden's programs
     return tmp_path, name
 
 
@@ -109,9 +110,12 @@ def test_bad_usage_is_one_line_and_exit_2(argv, needle, capsys):
     assert err.count("\n") == 1 and needle in err
 
 
-def test_an_empty_folder_says_how_to_make_a_corpus(tmp_path, capsys):
+def test_an_empty_folder_says_how_to_make_a_corpus_of_ones_own(tmp_path, capsys):
+    """The hint names commands a user runs on their folder, not a script of this repository."""
     assert cli.main(["regress", str(tmp_path)]) == 2
-    assert "regenerate" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "regenerate" not in err
+    assert f"hlo2penguin corpus add {tmp_path} ..." in err and f"hlo2penguin regress {tmp_path} --update-goldens" in err
 
 
 def test_goldens_keep_what_another_jax_changed_beside_the_record(monkeypatch):
@@ -137,7 +141,10 @@ def test_goldens_keep_what_another_jax_changed_beside_the_record(monkeypatch):
 
 
 def test_the_corpus_goldens_name_their_jax_and_hold_on_this_one(corpus_run):
-    goldens = [json.load(open(os.path.join(CORPUS, "goldens", f))) for f in os.listdir(os.path.join(CORPUS, "goldens"))]
+    goldens = [json.load(open(os.path.join(CORPUS, "goldens", f))) for f in os.listdir(os.path.join(CORPUS, "goldens"))
+               if f.endswith(".json")]
     records = [r for g in goldens for d in g.values() for r in d.values()]
     assert records and all(r["jax"] == "0.10.2" for r in records)  # JAX_RELEASE: the artifacts' jax
+    # Each record's program is kept beside it, as the record's own jax wrote it.
+    assert all(os.path.isfile(os.path.join(CORPUS, "goldens", r["program"])) for r in records)
     assert all(r.golden == "ok" for r in corpus_run.rows)
