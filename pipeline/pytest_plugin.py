@@ -194,13 +194,14 @@ class CorpusRow(_Item):
 
 def _checked(config: pytest.Config, folder: Path, name: str):
     """(rows, this run's golden records, the golden) of one program, checked once per session."""
+    from pipeline.cli.goldens import read_programs
     from pipeline.cli.regress import check_program, read_program
 
     cache = config.stash[_CHECKED]
     key = (folder, name)
     if key not in cache:
         program = read_program(str(folder), name)
-        rows, fresh = check_program(program, False)
+        rows, fresh = check_program(program, False, read_programs(str(folder), program.golden))
         cache[key] = rows, fresh or {}, program.golden or {}
     return cache[key]
 
@@ -226,11 +227,18 @@ def describe(row, fresh: dict, golden: dict) -> str:
     if row.golden == "missing":
         lines.append(f"  golden: none for this module and dialect in goldens/{row.program}.json "
                      "(`hlo2penguin regress --update-goldens DIR` writes it)")
-    elif row.golden.startswith("changed"):
+    elif row.golden.startswith("changed"):  # regress's own account: each edge whose fate changed, the program's diff
         lines.append(f"  golden: {row.golden}")
-        old = golden.get(row.module, {}).get(row.dialect)
-        lines += [f"    {line}" for line in _golden_changes(old, record)]
+        lines += [f"  {line}" for line in row.explanation().rstrip("\n").splitlines()]
     return "\n".join(lines)
+
+
+def _edge(e: dict) -> str:
+    """An edge of a report's dict as the verifier prints it (`EdgeReport.__str__`)."""
+    text = f"%{e['computation']}: %{e['predecessor']} -> %{e['successor']}: {e['fate']}"
+    text += f" at {e['lost_at']}" if e.get("lost_at") else ""
+    text += f" ({e['reason']})" if e.get("reason") else ""
+    return text + (f" [link #1 said: {e['link1']}]" if e.get("fate") == "lost" and e.get("link1") else "")
 
 
 def _this_jax(record: dict | None) -> dict:
@@ -244,38 +252,3 @@ def _this_jax(record: dict | None) -> dict:
         return _expected(record)
     except Exception:  # another golden format: the record's own fields
         return record
-
-
-def _edge(e: dict) -> str:
-    """An edge of a report's dict as the verifier prints it (`EdgeReport.__str__`)."""
-    text = f"%{e['computation']}: %{e['predecessor']} -> %{e['successor']}: {e['fate']}"
-    text += f" at {e['lost_at']}" if e.get("lost_at") else ""
-    text += f" ({e['reason']})" if e.get("reason") else ""
-    return text + (f" [link #1 said: {e['link1']}]" if e.get("fate") == "lost" and e.get("link1") else "")
-
-
-def _golden_changes(old: dict | None, record: dict) -> list[str]:
-    """What the golden record expects that this run's record differs in (best
-    effort: the verdict is regress's, this only names the difference)."""
-    if not old or not record:
-        return []
-    want, found = _this_jax(old), []
-    was = {(e["computation"], e["predecessor"], e["successor"]): e for e in want.get("report", {}).get("edges", [])}
-    now = {(e["computation"], e["predecessor"], e["successor"]): e for e in record["report"].get("edges", [])}
-    for key in sorted(was.keys() | now.keys()):
-        where = f"%{key[0]}: %{key[1]} -> %{key[2]}"
-        if key not in now:
-            found.append(f"{where}: in the golden ({was[key]['fate']}), not in this run")
-        elif key not in was:
-            found.append(f"{where}: {now[key]['fate']} in this run, not in the golden")
-        elif was[key] != now[key]:
-            fields = [k for k in sorted(was[key].keys() | now[key].keys()) if was[key].get(k) != now[key].get(k)]
-            found += [f"{where}: {k} {was[key].get(k)!r} in the golden, {now[key].get(k)!r} now" for k in fields]
-    other = [k for k in sorted(want.get("report", {}).keys() | record["report"].keys())
-             if k != "edges" and want.get("report", {}).get(k) != record["report"].get(k)]
-    if other and not found:
-        found.append(f"the report's {', '.join(other)} differ from the golden's")
-    if want.get("penguin_sha256") != record.get("penguin_sha256"):
-        found.append(f"the Penguin program's sha256 is {record.get('penguin_sha256', '?')[:12]}…, "
-                     f"the golden's {str(want.get('penguin_sha256'))[:12]}…")
-    return found

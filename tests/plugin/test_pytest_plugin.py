@@ -5,6 +5,7 @@ with junitparser)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -28,6 +29,8 @@ def copy_corpus(folder: Path, *names: str) -> Path:
         (folder / sub).mkdir(parents=True, exist_ok=True)
         for name in names:
             shutil.copy(CORPUS / sub / f"{name}{suffix}", folder / sub / f"{name}{suffix}")
+    for name in names:  # the golden's Penguin programs, beside its JSON
+        shutil.copytree(CORPUS / "goldens" / name, folder / "goldens" / name)
     return folder
 
 
@@ -77,20 +80,25 @@ def test_a_golden_altered_by_hand_fails_its_item_naming_the_change(pytester):
     edge = _golden_record(golden, module, "stablehlo")["report"]["edges"][0]
     fate = edge["fate"]
     edge["fate"] = "dropped" if fate != "dropped" else "preserved"
-    golden[module]["mhlo"]["penguin_sha256"] = "0" * 64
-    if versions.JAX in golden[module]["mhlo"].get("by_jax", {}):
-        golden[module]["mhlo"]["by_jax"][versions.JAX].pop("penguin_sha256", None)
+    # The mhlo program as an older chain might have printed it: one line more, its hash the golden's.
+    record = golden[module]["mhlo"]
+    program = corpus / "goldens" / record["program"]
+    program.write_text("# printed by an older chain\n" + program.read_text())
+    record["penguin_sha256"] = hashlib.sha256(program.read_bytes()).hexdigest()
+    record.get("by_jax", {}).get(versions.JAX, {}).pop("penguin_sha256", None)
     path.write_text(json.dumps(golden))
     result = pytester.runpytest(*PLUGIN, "--hlo2penguin-corpus", "corpus")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
         f"fori_inplace {module} [[]stablehlo]: a regression *",
         "  golden: changed: edge report",
-        f"    %*: %{edge['predecessor']} -> %{edge['successor']}: fate '{edge['fate']}' in the golden, '{fate}' now",
+        f"    %*: %{edge['predecessor']} -> %{edge['successor']}: {edge['fate']} → {fate}",
     ])
     result.stdout.fnmatch_lines([
         "  golden: changed: penguin program",
-        "    the Penguin program's sha256 is *, the golden's 000000000000…",
+        f"  --- goldens/{record['program']}*",
+        "  +++ this run*",
+        "  -# printed by an older chain",
     ])
     assert "Traceback" not in result.stdout.str()
 
