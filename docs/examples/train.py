@@ -16,5 +16,10 @@ def step(a, b):
     return jax.lax.while_loop(lambda state: state[0] < 5, body, (jnp.int32(0), a, b))
 
 
+def example_inputs():
+    """The arguments `hlo2penguin corpus add CORPUS train.py:step` exports `step` with."""
+    return jnp.ones(4), jnp.arange(4.0)
+
+
 if __name__ == "__main__":
     print(jax.jit(step)(jnp.ones(4), jnp.ones(4))[1])

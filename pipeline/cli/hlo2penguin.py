@@ -30,7 +30,8 @@ PLOT_FORMATS = ("png", "svg")  # printer.penguin.drawing.PLOT_FORMATS (not impor
 USAGE = (f"{PROG} [options] [INPUT]\n"
          f"       {PROG} check [options] PATH...\n"
          f"       {PROG} verify [options] MODULE PROGRAM.py\n"
-         f"       {PROG} regress [options] [DIR]")
+         f"       {PROG} regress [options] [DIR]\n"
+         f"       {PROG} corpus add [options] CORPUS SOURCE")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         "'hlo2penguin check PATH...' runs every HLO module with control edges in files or XLA dump "
         "folders through the chain and tables their edges; "
         "'hlo2penguin regress [DIR]' runs the regression corpus; "
+        "'hlo2penguin corpus add CORPUS SOURCE' adds a JAX program to a corpus of your own; "
         "'hlo2penguin verify MODULE PROGRAM.py' checks a Penguin program against its HLO."))
     p.add_argument("input", nargs="?", metavar="INPUT",
                    help="HLO module: text, or binary (XLA's *.hlo.pb or snapshot, a serialized HloModuleProto, "

@@ -28,10 +28,11 @@ NAMES = re.compile(r"\b(matplotlib|Pillow|PIL|Graphviz|Dask|tqdm|SVG|PNG|JSON|DO
 
 
 def parsers() -> dict:
-    from pipeline.cli import check, hlo2penguin, opt, regress
+    from pipeline.cli import check, corpus, hlo2penguin, opt, regress
 
     return {"hlo2penguin": hlo2penguin.build_parser(), "hlo2penguin check": check.build_parser(),
             "hlo2penguin verify": hlo2penguin.build_verify_parser(), "hlo2penguin regress": regress.build_parser(),
+            "hlo2penguin corpus add": corpus.build_parser(),
             "hlo2penguin-opt": opt.build_parser()}
 
 
