@@ -116,9 +116,12 @@ def programs(directory: str) -> list[str]:
                 "give its folder as DIR" if directory == REPO_CORPUS else "")
         raise UsageError(f"cannot read corpus folder '{directory}': {err.strerror}{hint}") from None
     if not names:
-        raise UsageError(f"'{directory}' holds no .jaxexport artifacts: add one with 'hlo2penguin corpus add "
-                         f"{directory} SOURCE' (the repository's corpus: regenerate it with "
-                         "tests/corpus/regenerate.py)")
+        corpus_arg = shlex.quote(directory)
+        own = ("; this repository's own corpus is regenerated with tests/corpus/regenerate.py"
+               if directory == REPO_CORPUS else "")
+        raise UsageError(f"'{directory}' holds no .jaxexport artifacts; add your JAX programs with "
+                         f"hlo2penguin corpus add {corpus_arg} ..., then write their goldens with "
+                         f"hlo2penguin regress {corpus_arg} --update-goldens{own}")
     return names
 
 
@@ -328,7 +331,6 @@ def _main(parser, argv: list[str]) -> int:
     if args.junit_xml is not None and args.output is not None and \
             os.path.abspath(args.junit_xml) == os.path.abspath(args.output):
         raise UsageError("--junit-xml and -o name the same file: give each its own")
-    _refuse_empty(args.directory)
     total = len(programs(args.directory))
     jobs = args.jobs or os.cpu_count() or 1  # as check: the programs are independent
     with workers.progress_bar(total, enabled=sys.stderr.isatty() and not args.quiet, unit="program") as bar:
@@ -341,17 +343,3 @@ def _main(parser, argv: list[str]) -> int:
     for hint in regress_output.hints(summary, args.directory, args.require_numbers):
         print(f"{parser.prog}: {hint}", file=sys.stderr)
     return 1 if summary.totals()["regressions"] else 0
-
-
-def _refuse_empty(directory: str) -> None:
-    """A folder without artifacts: say how to make a corpus of one's own programs
-    (a folder that cannot be read is `programs`' to say)."""
-    try:
-        empty = not any(f.endswith(".jaxexport") for f in os.listdir(directory))
-    except OSError:
-        return
-    if empty:
-        corpus = shlex.quote(directory)
-        raise UsageError(f"'{directory}' holds no .jaxexport artifacts; add your JAX programs with "
-                         f"hlo2penguin corpus add {corpus} ..., then write their goldens with "
-                         f"hlo2penguin regress {corpus} --update-goldens")
