@@ -232,6 +232,11 @@ def _add(directory: str, name: str, artifact: bytes, inputs: list, outputs: list
         for made, path in zip(staged.all(), final.all()):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             os.replace(made, path)
+        programs = os.path.join(scratch, corpus.GOLDENS, name)  # the golden's Penguin programs, beside its JSON
+        if os.path.isdir(programs):
+            target = os.path.join(directory, corpus.GOLDENS, name)
+            shutil.rmtree(target, ignore_errors=True)  # a replaced program's old ones
+            os.replace(programs, target)
         made_folder = False  # the folder holds a program now
         return rows
     except OSError as err:

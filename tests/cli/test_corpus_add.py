@@ -65,9 +65,12 @@ def program(tmp_path, monkeypatch):
 def test_a_function_becomes_a_corpus_that_regress_passes_in_both_dialects(program, capsys):
     assert add("corpus", "loop:prefix_double") == 0
     corpus = program / "corpus"
-    assert sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*") if p.is_file()) == [
+    golden = json.loads((corpus / "goldens" / "prefix_double.json").read_text())
+    programs = sorted(f"goldens/{r['program']}" for module in golden.values() for r in module.values())
+    assert programs and all(p.endswith(".py") for p in programs)  # each record's Penguin program, for its diff
+    assert sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*") if p.is_file()) == sorted([
         "expected/prefix_double.npz", "goldens/prefix_double.json", "inputs/prefix_double.npz",
-        "prefix_double.jaxexport"]
+        "prefix_double.jaxexport", *programs])
     assert list(npz(corpus / "inputs" / "prefix_double.npz")) == ["arg_0"]
     np.testing.assert_array_equal(npz(corpus / "inputs" / "prefix_double.npz")["arg_0"], [3, 0, 0, 0, 0, 0])
     np.testing.assert_allclose(npz(corpus / "expected" / "prefix_double.npz")["out_0"], doubled(3.0, 6))
