@@ -102,9 +102,14 @@ def _in_corpus(path: Path) -> bool:
 
 def _collectable(path: Path) -> bool:
     """A module file under a folder: its suffix, and for text, HLO text (an
-    XLA dump folder also holds buffer assignments and reports as *.txt)."""
+    XLA dump folder also holds buffer assignments and reports as *.txt), for
+    a proto, a module's (XLA also dumps options and memory-usage reports as
+    *.pb: skipped, as `check` skips them; a module's proto that is broken is
+    collected, and its item says why)."""
     if not path.name.endswith(MODULE_SUFFIXES):
         return False
+    if path.name.endswith(".pb"):
+        return _holds_a_module(path)
     if not path.name.endswith(TEXT_SUFFIXES):
         return True
     try:
@@ -113,6 +118,21 @@ def _collectable(path: Path) -> bool:
     except OSError:
         return True  # unreadable: its item says so
     return head.lstrip().startswith("HloModule")
+
+
+def _holds_a_module(path: Path) -> bool:
+    from pipeline.chain import binary
+
+    try:
+        data = path.read_bytes()
+        if binary.sniff(data) != "proto":
+            return True  # text or an artifact under a .pb name: its item says what it is
+        binary.read_binary(data, str(path))
+    except binary.BadBinary as err:
+        return err.broken  # another message (options, a report): not a module at all
+    except (OSError, ValueError):
+        return True  # unreadable: its item says so
+    return True
 
 
 class Failed(Exception):

@@ -177,3 +177,26 @@ def test_the_plugins_dialects_are_the_chains():
     from pipeline.pytest_plugin import ALL_DIALECTS
 
     assert ALL_DIALECTS == tuple(DIALECTS)  # its own copy keeps `import pytest` light for every session
+
+
+def test_an_xla_dump_folder_collects_its_modules_not_its_reports(pytester):
+    """XLA dumps options and memory-usage reports as *.pb beside the modules'
+    protos: the plugin collects what `hlo2penguin check` counts as modules."""
+    from proto_dumps import dump
+
+    from pipeline.chain import binary
+
+    folder = dump(pytester.path / "xla_dump", text=False, proto=True)
+    found = sorted(p.name for p in folder.glob("*.pb"))
+    modules = []
+    for name in found:
+        try:
+            binary.read_binary((folder / name).read_bytes(), name)
+            modules.append(name)
+        except binary.BadBinary:
+            pass
+    assert len(modules) < len(found)  # the dump holds other messages too (the oracle: the binary reader)
+    result = pytester.runpytest(*PLUGIN, "--hlo2penguin-corpus", "xla_dump", "--hlo2penguin-dialect", "stablehlo",
+                                "--collect-only", "-q")
+    collected = sorted({line.split("::")[0].rsplit("/", 1)[-1] for line in result.outlines if "::" in line})
+    assert collected == modules
