@@ -540,24 +540,6 @@ def build_parser() -> Parser:
     return p
 
 
-def junit_cases(summary: CheckSummary) -> list:
-    """`summary`'s rows as JUnit test cases (`pipeline.cli.junit`)."""
-    from pipeline.cli.junit import Case
-
-    cases = []
-    for row in summary.modules:
-        name = f"{row.module} {row.stage}" if row.stage else row.module
-        counts = ", ".join(f"{v} {k}" for k, v in row.counts().items())
-        if row.error:
-            cases.append(Case(name, row.file or row.path, error=row.error))
-        elif row.lost or row.spurious:
-            cases.append(Case(name, row.file or row.path, failure=f"{row.lost} edge(s) lost, {row.spurious} dep "
-                                                                  f"edge(s) spurious ({counts}): run hlo2penguin "
-                                                                  f"{row.path} --emit report for each edge"))
-        else:
-            cases.append(Case(name, row.file or row.path, output=counts))
-    return cases
-
 
 def main(argv: list[str]) -> int:
     return guarded(PROG, lambda: _main(argv))
@@ -577,9 +559,9 @@ def _main(argv: list[str]) -> int:
     summary = check(args.paths, jobs=args.jobs, scheduler=args.scheduler,
                     progress=sys.stderr.isatty() and not args.quiet, **chain_options(args))
     if args.junit_xml is not None:
-        from pipeline.cli.junit import write_junit
+        from pipeline.cli.junit import check_cases, write_junit
 
-        write_junit(args.junit_xml, PROG, junit_cases(summary))
+        write_junit(args.junit_xml, PROG, check_cases(summary))
     if summary.nothing_to_check:  # a gate passes on a program without control edges, and says so
         print(f"{PROG}: {summary.nothing_to_check}", file=sys.stderr)
         if args.json:

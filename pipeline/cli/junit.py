@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 
 from pipeline.cli.support import write_output
 
-__all__ = ["Case", "junit_xml", "write_junit"]
+__all__ = ["Case", "check_cases", "junit_xml", "write_junit"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,23 @@ def junit_xml(suite: str, cases: list[Case]) -> bytes:
 def write_junit(path: str, suite: str, cases: list[Case]) -> None:
     """`junit_xml` written to `path` atomically (never a partial file)."""
     write_output(path, junit_xml(suite, cases))
+
+
+def check_cases(summary) -> list[Case]:
+    """The rows of `hlo2penguin check` (a `pipeline.cli.check.CheckSummary`) as test cases."""
+    cases = []
+    for row in summary.modules:
+        name = f"{row.module} {row.stage}" if row.stage else row.module
+        counts = ", ".join(f"{v} {k}" for k, v in row.counts().items())
+        if row.error:
+            cases.append(Case(name, row.file or row.path, error=row.error))
+        elif row.lost or row.spurious:
+            cases.append(Case(name, row.file or row.path, failure=f"{row.lost} edge(s) lost, {row.spurious} dep "
+                                                                  f"edge(s) spurious ({counts}): run hlo2penguin "
+                                                                  f"{row.path} --emit report for each edge"))
+        else:
+            cases.append(Case(name, row.file or row.path, output=counts))
+    return cases
 
 
 def _detail(item: ET.Element, tag: str, text: str) -> None:
