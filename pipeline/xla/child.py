@@ -15,6 +15,7 @@ a line `<command> <length>` and `length` bytes; the answer is a line
     read    serialized proto → ok: nothing (XLA reads the module)   | refused: XLA's message
     compile pieces of a long Penguin program (marshal) → ok: their code objects (marshal)
     run     (serialized proto, input arrays) (pickle) → ok: XLA:CPU's outputs (pickle) | failed: XLA's message
+                                       | broken: the child's own state failed (it ends; ask a new one)
     compiles nothing                 → ok: how many modules `run` compiled in this child (decimal)
 
 The parent starts the child before it has anything to ask, so that Python
@@ -52,7 +53,10 @@ def serve(stdin, stdout) -> None:
             elif command == "compile":  # pieces of a long Penguin program (pipeline.verifier.program)
                 _answer(stdout, *_compile(payload))
             elif command == "run":  # XLA:CPU's numbers (pipeline.xla.isolated.cpu_outputs): compiled once per module
-                _answer(stdout, *_run(payload))
+                status, answer = _run(payload)
+                _answer(stdout, status, answer)
+                if status == "broken":  # a C extension failed without saying why: no later answer can be trusted
+                    return
             elif command == "compiles":
                 _answer(stdout, "ok", str(native.compiles()).encode())
             elif command == "import":
@@ -92,6 +96,11 @@ def _run(payload: bytes) -> tuple[str, bytes]:
     proto, inputs = pickle.loads(payload)  # from this process's parent: ours, not a user's bytes
     try:
         return "ok", pickle.dumps(native.cpu_outputs(proto, inputs), protocol=pickle.HIGHEST_PROTOCOL)
+    except SystemError as err:  # the interpreter's or jax's state in this child, not the module: see `serve`
+        import traceback
+
+        traceback.print_exc()
+        return "broken", str(err).encode()
     except Exception as err:  # XLA's refusal to compile or run it (jaxlib raises its own error type)
         return "failed", str(err).encode()
 

@@ -103,6 +103,8 @@ def cpu_outputs(proto: bytes, inputs, source: str | None = None, *, timeout: flo
         return aborted("XLA:CPU", died.returncode, died.stderr, source)
 
     status, answer = ask(worker, "run", payload, refusal_of, timeout)
+    if status == "broken":  # the child's state, not the module (it has ended): once more, on a fresh child
+        status, answer = ask(None, "run", payload, refusal_of, timeout)
     if status != "ok":
         said = answer.decode("utf-8", "replace")
         where = f"{source}: " if source else ""

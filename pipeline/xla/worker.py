@@ -158,6 +158,9 @@ class XlaWorker:
             self._stderr.seek(0)
             self.died = WorkerDied(self.process.returncode, self._stderr.read().decode("utf-8", "replace"))
             raise self.died
+        if status == "broken":  # the child said its own state failed and ends: not alive for the next call
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=10)
         return status, answer
 
     @property

@@ -188,3 +188,28 @@ def test_an_answer_cut_short_by_the_childs_death_is_never_taken_as_whole():
     with pytest.raises(xla_child.WorkerDied):
         worker.ask("parse", b"HloModule m")
     worker.process.wait()
+
+
+def test_a_child_whose_own_state_broke_is_replaced_and_the_run_asked_again(monkeypatch):
+    """A C extension that fails without saying why (SystemError) is the child's
+    state, not the module's: the child says `broken` and ends; the call is
+    asked once more of a fresh child, which answers."""
+    from pipeline.xla import child, native
+
+    def broken(proto, inputs):
+        raise SystemError("error return without exception set")
+
+    monkeypatch.setattr(native, "cpu_outputs", broken)
+    status, said = child._run(__import__("pickle").dumps((b"", [])))
+    assert status == "broken" and b"error return" in said
+
+    worker = xla_child.XlaWorker()
+    worker.close()
+    worker._stderr = open(os.devnull, "w+b")
+    script = "import sys, os; sys.stdin.buffer.readline(); os.write(1, b'broken 3\\nbad'); os._exit(0)"
+    worker.process = subprocess.Popen([sys.executable, "-c", script], bufsize=0, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=worker._stderr)
+    worker._answers = xla_child._Answers(worker.process.stdout)
+    got = isolated.cpu_outputs(pipeline_proto(MODULE), [np.arange(4, dtype=np.float32)], "m", worker=worker)
+    assert not worker.alive  # it ended, as it said
+    np.testing.assert_array_equal(got[0], np.arange(4, dtype=np.float32) * 2)  # the fresh child's answer
