@@ -10,11 +10,10 @@ from passes.errors import ChainError
 
 __all__ = ["BadArgument", "literal_array"]
 
-# xla.PrimitiveType → (numpy dtype, LiteralProto field holding it)
-_ELEMENTS = {1: ("bool", "preds"), 2: ("int8", "s8s"), 3: ("<i2", "s16s"), 4: ("int32", "s32s"),
-             5: ("int64", "s64s"), 6: ("uint8", "u8s"), 7: ("<u2", "u16s"), 8: ("uint32", "u32s"),
-             9: ("uint64", "u64s"), 10: ("<f2", "f16s"), 11: ("float32", "f32s"), 12: ("float64", "f64s"),
-             15: ("complex64", "c64s"), 16: ("bfloat16", "bf16s"), 18: ("complex128", "c128s")}
+# xla.PrimitiveType → the LiteralProto field holding its values (its numpy dtype:
+# pipeline.reading.parameters, the one table of element types)
+_FIELDS = {1: "preds", 2: "s8s", 3: "s16s", 4: "s32s", 5: "s64s", 6: "u8s", 7: "u16s", 8: "u32s", 9: "u64s",
+           10: "f16s", 11: "f32s", 12: "f64s", 15: "c64s", 16: "bf16s", 18: "c128s"}
 
 _DO = "pass inputs= yourself, or dump the snapshot again"
 
@@ -28,18 +27,14 @@ def literal_array(literal, index: int, where: str):
     proto holds it in its layout's order)."""
     import numpy as np
 
+    from pipeline.reading.parameters import element_dtype
+
     shape = literal.shape
     what = f"argument {index} of the snapshot"
-    if shape.element_type not in _ELEMENTS:
+    if shape.element_type not in _FIELDS:
         raise BadArgument(f"{what} has XLA element type {shape.element_type}, which the chain does not read "
                           f"back: pass inputs= yourself", where)
-    dtype_name, field_name = _ELEMENTS[shape.element_type]
-    if dtype_name == "bfloat16":
-        import ml_dtypes
-
-        dtype = np.dtype(ml_dtypes.bfloat16)
-    else:
-        dtype = np.dtype(dtype_name)
+    dtype, field_name = element_dtype(shape.element_type), _FIELDS[shape.element_type]
     dims = [int(d) for d in shape.dimensions]
     if any(d < 0 for d in dims):
         raise BadArgument(f"{what} has shape {dims}, with a negative dimension: {_DO}", where)

@@ -22,7 +22,7 @@ import numpy as np
 from passes.errors import ChainError
 from passes.hlo import proto as hlo_proto
 
-__all__ = ["BadInputs", "Parameter", "checked_inputs", "entry_parameters"]
+__all__ = ["BadInputs", "Parameter", "checked_inputs", "element_dtype", "entry_parameters", "shape_text"]
 
 # xla.PrimitiveType (xla_data.proto) → the name XLA's text gives it, and numpy's dtype name.
 _ELEMENTS = {1: ("pred", "bool"), 2: ("s8", "int8"), 3: ("s16", "int16"), 4: ("s32", "int32"),
@@ -31,6 +31,12 @@ _ELEMENTS = {1: ("pred", "bool"), 2: ("s8", "int8"), 3: ("s16", "int16"), 4: ("s
              15: ("c64", "complex64"), 16: ("bf16", "bfloat16"), 18: ("c128", "complex128"),
              19: ("f8e5m2", "float8_e5m2"), 20: ("f8e4m3fn", "float8_e4m3fn")}
 _BY_DTYPE = {dtype: hlo for hlo, dtype in _ELEMENTS.values()}
+
+
+def element_dtype(element_type: int) -> np.dtype | None:
+    """numpy's dtype of an xla.PrimitiveType (None for one without: tuples, tokens, …)."""
+    element = _ELEMENTS.get(element_type)
+    return _dtype(element[1]) if element else None
 
 
 class BadInputs(ChainError):
@@ -93,7 +99,7 @@ def _fit(value, parameter: Parameter, index: int, where: str | None):
 def _array(value, shape, parameter: Parameter, index: int, path: str, where: str | None) -> np.ndarray:
     element = _ELEMENTS.get(shape.element_type)
     dims = tuple(shape.dimensions)
-    dtype = _dtype(element[1]) if element else None
+    dtype = element_dtype(shape.element_type)
     if isinstance(value, (bool, int, float, complex)) and dtype is not None:  # a Python number: no type of its own
         array = np.asarray(value, dtype)
         if array.item() != value:
