@@ -266,6 +266,9 @@ def _this_jax(record: dict | None) -> dict:
     place): regress writes this run's report there when another jax wrote the record."""
     if not record:
         return {}
-    from pipeline.cli.goldens import expected
+    try:
+        from pipeline.cli.regress import _expected
 
-    return expected(record)
+        return _expected(record)
+    except Exception:  # another golden format: the record's own fields
+        return record
