@@ -9,7 +9,7 @@
 The public names are these and `pipeline.testing.assert_round_trip` (for
 users' own tests); the modules that define them may move, these paths do
 not. They are the chain's own objects (`pipeline.chain.steps.run`,
-`pipeline.verifier.verify.verify`, `pipeline.chain.sources.from_jax`, …),
+`pipeline.verifier.verify.verify`, `pipeline.reading.capture.from_jax`, …),
 imported on first use: `hlo2penguin --help` does not pay for jaxlib. XLA's
 INFO log lines are off unless TF_CPP_MIN_LOG_LEVEL says otherwise.
 
@@ -37,11 +37,11 @@ _EXPORTS = {
     "verify": "pipeline.verifier.verify",
     "Report": "pipeline.verifier.report",
     "close": "pipeline.xla.worker",
-    "from_jax": "pipeline.chain.sources",
-    "from_export": "pipeline.chain.sources",
-    "from_dump_dir": "pipeline.chain.sources",
-    "Captured": "pipeline.chain.sources",
-    "CapturedModule": "pipeline.chain.sources",
+    "from_jax": "pipeline.reading.capture",
+    "from_export": "pipeline.reading.capture",
+    "from_dump_dir": "pipeline.reading.capture",
+    "Captured": "pipeline.reading.dumps",
+    "CapturedModule": "pipeline.reading.dumps",
 }
 
 __all__ = list(_EXPORTS)

@@ -121,11 +121,12 @@ def _collectable(path: Path) -> bool:
 
 
 def _holds_a_module(path: Path) -> bool:
-    from pipeline.chain import binary
+    from pipeline.reading import binary
+    from pipeline.reading.source import kind_of
 
     try:
         data = path.read_bytes()
-        if binary.sniff(data) != "proto":
+        if kind_of(data) != "proto":
             return True  # text or an artifact under a .pb name: its item says what it is
         binary.read_binary(data, str(path))
     except binary.BadBinary as err:
@@ -181,7 +182,7 @@ class CorpusProgram(pytest.File):
     edges, and dialect (the rows of `hlo2penguin regress`)."""
 
     def collect(self):
-        from pipeline.chain.sources import from_export
+        from pipeline.reading.capture import from_export
 
         name = self.path.name[: -len(".jaxexport")]
         try:

@@ -22,7 +22,8 @@ import numpy as np
 from pipeline.chain.options import takes_options
 from pipeline.chain.result import ChainResult
 from pipeline.chain.steps import run
-from pipeline.chain.sources import export_module, raw_of, text_of
+from pipeline.reading.capture import export_module
+from pipeline.reading.source import identify, text_of
 from pipeline.reading.parameters import BadInputs, checked_inputs
 from pipeline.xla.native import XlaRejected
 from printer.penguin import ElidedConstants
@@ -102,22 +103,21 @@ class _Module:
     inputs' check (made on first use), and an HloSnapshot's arguments."""
 
     def __init__(self, hlo, source_name: str | None):
-        data, self.where, _ = raw_of(hlo, source_name)
+        found = identify(hlo, source_name)
+        data, self.where = found.data, found.where
         self.for_chain, self._text, self._proto, self.arguments = hlo, None, None, None
-        if isinstance(data, bytes) and data.strip():
-            from pipeline.chain import binary
+        if found.kind == "proto":
+            from pipeline.reading.binary import read_binary
 
-            kind = binary.sniff(data)
-            if kind == "proto":
-                found = binary.read_binary(data, self.where)
-                self._proto, self.for_chain = found.module, data
-                if found.has_arguments:
-                    self.arguments = found.arguments(self.where)
-                return
-            if kind == "jax.export":
-                self.for_chain = export_module(data, self.where)
-                self._text = self.for_chain.hlo_text
-                return
+            module = read_binary(data, self.where)
+            self._proto, self.for_chain = module.module, data
+            if module.has_arguments:
+                self.arguments = module.arguments(self.where)
+            return
+        if found.kind == "jax.export":
+            self.for_chain = export_module(data, self.where)
+            self._text = self.for_chain.hlo_text
+            return
         self._text = text_of(hlo, source_name)[0]
         self._parsed = None
 

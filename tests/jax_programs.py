@@ -205,7 +205,7 @@ def capture_dumps(fn: Callable, args: Sequence, pass_re: str = "copy-insertion")
     """
     with tempfile.TemporaryDirectory(prefix="hlo2penguin_dump_") as d:
         jax.jit(fn).lower(*args).compile(
-            # every constant's values, as `pipeline.chain.sources.DUMP_OPTIONS` has them
+            # every constant's values, as `pipeline.reading.capture.DUMP_OPTIONS` has them
             compiler_options={"xla_dump_large_constants": True, "xla_dump_to": d, "xla_dump_hlo_pass_re": pass_re}
         )
         out = []

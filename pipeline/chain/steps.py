@@ -33,10 +33,10 @@ from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
-from pipeline.chain.hints import parser_hint, with_hint
+from pipeline.reading.hints import parser_hint, with_hint
 from pipeline.chain.options import Options, resolve, takes_options
 from pipeline.chain.result import ChainResult, Reimported, Snapshot, execute
-from pipeline.chain.sources import load, raw_of
+from pipeline.reading.source import identify, load
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
 from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
@@ -78,12 +78,11 @@ class Work:
 def _parser_hint(source, source_name: str | None, message: str) -> str | None:
     """The hint for XLA parser's refusal of a text input (a binary one has
     none: its text would be XLA's printing, read in this process)."""
-    data = raw_of(source, source_name)[0]
+    found = identify(source, source_name)
+    if found.kind != "text":
+        return None
+    data = found.data
     if isinstance(data, bytes):
-        from pipeline.chain.binary import sniff  # protobuf's descriptors: only on this error path
-
-        if sniff(data) != "text":
-            return None
         data = data.decode("utf-8", errors="replace")
     return parser_hint(data, message)
 

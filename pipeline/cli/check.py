@@ -4,7 +4,7 @@ whole chain, one row each: its edges and their fates.
 
 Candidates are the files named, and the `*.txt` / `*.hlo` / `*.pb` /
 `*.jaxexport` files under each folder (recursively), in sorted order, each
-told apart by its content (`pipeline.chain.binary`): HLO text, XLA's
+told apart by its content (`pipeline.reading.binary`): HLO text, XLA's
 `*.hlo.pb` (an HloProto) and HloSnapshots, a serialized HloModuleProto, a
 jax.export artifact (a row for each module with control edges it compiles
 to, as `sources.from_export` captures them). A text file whose first line
@@ -66,19 +66,17 @@ from dataclasses import dataclass, field
 
 from passes.elision import elided_note
 from passes.errors import ChainError, first_line
-from pipeline.reading.text import decode
-from pipeline.chain import binary
-from pipeline.chain.hints import MLIR_FOR_HLO, NO_CONTROL_EDGES, looks_like_mlir
+from pipeline.reading.hints import NO_CONTROL_EDGES
+from pipeline.reading.dumps import snapshot_id
+from pipeline.reading.text import read_path
+from pipeline.reading.walk import SUFFIXES, find_modules
 from pipeline.cli import workers
 from pipeline.cli.check_names import from_front, name_widths
 from pipeline.cli.support import (Parser, UsageError, add_chain_options, chain_options, guarded,
                                   refuse_output_among_inputs, write_output)
 from pipeline.verifier.report import COUNTS, EdgeCounts
-from pipeline.chain.sources import export_modules, hlo_dump_name, hlo_module_name, looks_like_hlo, read_path
 
 PROG = "hlo2penguin check"
-SUFFIXES = (".txt", ".hlo", ".pb", ".jaxexport")  # text; XLA's *.hlo.pb and snapshots; jax.export artifacts
-CONTROL_PREDECESSORS = b"control-predecessors="
 WIDTH = 100      # the table's width when stdout is not a terminal (and COLUMNS is not set)
 MIN_NAMES = 24   # the name columns are never narrower: past that, the line is wider than the terminal
 COUNT_COLUMNS = sum(len(k) + 2 for k in COUNTS)  # each count's column and the two spaces before it
@@ -211,7 +209,7 @@ class CheckSummary:
         """What was checked once though dumped twice: a stage as text and as
         proto (its .txt is the row), the module an HloSnapshot holds (its
         compilation's after_optimizations dump is the row)."""
-        protos = sum(not _is_snapshot(t) for t, _ in self.twins)
+        protos = sum(snapshot_id(t) is None for t, _ in self.twins)
         snapshots = len(self.twins) - protos
         lines = []
         if protos:
@@ -263,197 +261,6 @@ def _with_file(error: str, path: str, file: str) -> str:
     to the folder under the table): `run1/bad.txt:5:18: XLA's parser: …`."""
     return f"{file}:{error[len(path) + 1:]}" if error.startswith(f"{path}:") else error
 
-
-@dataclass(frozen=True)
-class Candidate:
-    path: str
-    module: str  # the name after `HloModule`
-    stage: str | None = None  # the stage XLA's dump name says
-    compilation: tuple = ()
-    data: str | None = None  # the module's text, where the file holds several (a jax.export artifact)
-
-
-def _bad_path(path: str, reason: str) -> UsageError:
-    return UsageError(f"cannot read input '{path}': {reason}; give HLO text files or XLA dump folders (--xla_dump_to)")
-
-
-def input_files(paths) -> list[tuple[str, bool]]:
-    """(path, named by the user) of each candidate: the files named, and the
-    files with a candidate's suffix under each folder, in sorted order.
-    UsageError for a path that does not exist, is not a file or a folder,
-    or cannot be read."""
-    files: list[tuple[str, bool]] = []
-    for path in map(os.fspath, paths):
-        if os.path.isdir(path):
-            found = []
-
-            def unreadable(err: OSError) -> None:
-                raise _bad_path(err.filename or path, err.strerror or str(err))
-
-            for folder, _, names in os.walk(path, onerror=unreadable):
-                found += [os.path.join(folder, n) for n in names if n.endswith(SUFFIXES)]
-            files += [(f, False) for f in sorted(found)]
-        elif os.path.isfile(path):
-            files.append((path, True))  # named: a candidate whatever its suffix
-        elif os.path.exists(path):
-            raise _bad_path(path, "not a file or a folder")  # a fifo, a device: nothing to read twice
-        else:
-            raise _bad_path(path, "No such file or directory")
-    return files
-
-
-def find_modules(paths) -> tuple[list[Candidate], int, int, list[tuple[str, str]]]:
-    """The HLO modules with control edges under `paths`, how many
-    candidates were skipped as not HLO and as without control edges, and the
-    twins not checked again (`_twins`: (file, the file checked)) (no
-    module at all is not an error: the caller says there is nothing to
-    check). UsageError for a path that does not exist, is not a file or a
-    folder, or cannot be read, and for a file named that is not HLO."""
-    files = input_files(paths)
-    modules, not_hlo, no_edges, seen = [], 0, 0, set()
-    twins = _twins([path for path, _ in files])
-    for path, named in files:
-        if os.path.realpath(path) in seen:  # named twice, or a file inside a folder also named
-            continue
-        seen.add(os.path.realpath(path))
-        if path in twins:  # the same module as a file checked (a stage as text and as proto, a snapshot)
-            continue
-        data = read_path(path)
-        kind = binary.sniff(data) if data.strip() else "text"
-        if kind != "text":
-            found = _binary_candidates(path, data, kind, named)
-            if found is None:
-                not_hlo += 1
-            elif not found:
-                no_edges += 1
-            modules += found or []
-            continue
-        if named and not _is_text(data):  # empty, or not UTF-8: the chain says why, on its row
-            modules.append(Candidate(path, os.path.basename(path), compilation=(path,)))
-            continue
-        head = _after_comments(data.decode("utf-8", "replace"))[:4096]
-        # `module {` reads as a computation's head too: MLIR goes to XLA's parser, which refuses it
-        if (looks_like_mlir(head) or not looks_like_hlo(head)) and not _xla_reads(path, data, named):
-            not_hlo += 1
-        elif CONTROL_PREDECESSORS not in data:
-            no_edges += 1
-        else:
-            module = hlo_module_name(head)
-            dump = hlo_dump_name(path, module)
-            compilation = (os.path.dirname(os.path.realpath(path)), dump.module_id) if dump else (path,)
-            modules.append(Candidate(path, module or os.path.basename(path), dump and dump.stage, compilation))
-    return modules, not_hlo, no_edges, sorted(twins.items())
-
-
-_BLANK = re.compile(r"\s*")
-
-
-def _after_comments(text: str) -> str:
-    """`text` from where XLA's parser starts reading: past blanks, `//` lines
-    and `/* */` blocks, however long (a module may follow a long comment)."""
-    at = 0
-    while True:
-        at = _BLANK.match(text, at).end()
-        if text.startswith("//", at):
-            end = text.find("\n", at)
-            at = len(text) if end < 0 else end + 1
-        elif text.startswith("/*", at) and text.find("*/", at + 2) >= 0:
-            at = text.find("*/", at + 2) + 2
-        else:
-            return text[at:]
-
-
-def _xla_reads(path: str, data: bytes, named: bool) -> bool:
-    """XLA's parser's verdict on a text that does not start as a module does:
-    whether it reads it. A file named that it refuses is a UsageError: one
-    line, XLA's words and what to give instead."""
-    from pipeline.xla.isolated import parse
-
-    text = data.decode("utf-8", "replace")
-    try:
-        parse(text, path, isolate=True)  # in a child: XLA's parser aborts its process on some inputs
-        return True
-    except ChainError as err:
-        if not named:
-            return False
-        hint = MLIR_FOR_HLO if looks_like_mlir(text) else (
-            "not an HLO module (it starts with neither `HloModule` nor a computation): give HLO text files, "
-            "XLA's *.hlo.pb or snapshots, jax.export artifacts, or XLA dump folders (--xla_dump_to)")
-        raise UsageError(f"{first_line(err)}; {hint}") from None
-
-
-# [prefix.]module_NNNN.<module>.snapshot.<run>.pb: XLA's HloSnapshot of one run of a compiled module
-_SNAPSHOT = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\..+\.snapshot\.-?\d+\.pb$")
-_AFTER_OPTIMIZATIONS = re.compile(r"^(?:.*\.)?module_(?P<id>\d+)\..*after_optimizations\.(?:txt|hlo\.pb)$")
-
-
-def _is_snapshot(path: str) -> bool:
-    return _SNAPSHOT.match(os.path.basename(path)) is not None
-
-
-def _twins(paths: list[str]) -> dict[str, str]:
-    """{file: the file checked in its place}: a stage's `*.hlo.pb` where its
-    `*.txt` is there too (XLA dumped both); an HloSnapshot (the module XLA
-    compiled, and ran) where its compilation's after_optimizations dump is
-    there, or another snapshot of it is (the same module, other arguments)."""
-    real = {os.path.realpath(p): p for p in paths}
-    compiled: dict[tuple[str, str], str] = {}  # (folder, module id) → its after_optimizations dump (the .txt first)
-    for p in sorted(paths, key=lambda p: not p.endswith(".txt")):
-        m = _AFTER_OPTIMIZATIONS.match(os.path.basename(p))
-        if m:
-            compiled.setdefault((os.path.dirname(os.path.realpath(p)), m.group("id")), p)
-    twins = {}
-    for p in paths:
-        r = os.path.realpath(p)
-        if r.endswith(".hlo.pb") and r[:-len(".hlo.pb")] + ".txt" in real:
-            twins[p] = real[r[:-len(".hlo.pb")] + ".txt"]
-            continue
-        m = _SNAPSHOT.match(os.path.basename(p))
-        if m:
-            key = (os.path.dirname(r), m.group("id"))
-            if key in compiled:
-                twins[p] = compiled[key]
-            else:
-                compiled[key] = p  # the first snapshot of its compilation is checked
-    return twins
-
-
-def _binary_candidates(path: str, data: bytes, kind: str, named: bool) -> list[Candidate] | None:
-    """The modules with control edges in a binary file (empty: none has
-    any); None for a file in a folder that holds no module (XLA's other
-    *.pb: options, memory-usage reports), BadBinary for such a file named.
-    A module's proto that is broken is an error row: the chain says why."""
-    where = os.path.dirname(os.path.realpath(path))
-    try:
-        if kind == "jax.export":
-            captured = export_modules(data, path)
-            return [Candidate(path, m.name.split(":", 1)[0], m.stage, (path,), m.hlo_text)
-                    for m in captured.modules]
-        found = binary.read_binary(data, path)
-    except ChainError as err:
-        if isinstance(err, binary.BadBinary) and not err.broken:  # another message: not a module at all
-            if named:
-                raise  # one line: what it is, and what to give instead
-            return None
-        return [Candidate(path, os.path.basename(path), compilation=(path,))]  # broken: the chain says why
-    if not found.control_edges:
-        return []
-    name = found.proto.name
-    dump = hlo_dump_name(path, name) if path.endswith(".hlo.pb") else None
-    snapshot = _SNAPSHOT.match(os.path.basename(path))
-    if dump is not None:
-        return [Candidate(path, name, dump.stage, (where, dump.module_id))]
-    if snapshot is not None:
-        return [Candidate(path, name, "snapshot", (where, int(snapshot.group("id"))))]
-    return [Candidate(path, name, compilation=(path,))]
-
-
-def _is_text(data: bytes) -> bool:
-    try:
-        decode(data)
-        return True
-    except ChainError:  # not UTF-8, a byte-order mark, empty
-        return False
 
 
 def common_folder(paths: list[str]) -> str:

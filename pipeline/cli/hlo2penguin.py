@@ -16,7 +16,7 @@ import re
 import sys
 
 from passes.control_dep import Fate
-from pipeline.chain.hints import NO_CONTROL_EDGES, directory_hint, with_hint
+from pipeline.reading.hints import NO_CONTROL_EDGES, directory_hint, with_hint
 from pipeline.cli.support import (Parser, UsageError, add_chain_options, chain_options, commit_file, end_process,
                                   guarded, refuse_overwriting_inputs, stage_file, version_line, write_output)
 from pipeline.xla import worker as xla_child
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def read_input(path: str | None) -> tuple[bytes | str, str]:
-    from pipeline.chain.sources import read_path
+    from pipeline.reading.text import read_path
 
     if path is None:
         return EXAMPLE_HLO, EXAMPLE_NAME
@@ -160,14 +160,12 @@ def run(args: argparse.Namespace):
 
 def _module_of_export(data, source: str, quiet: bool):
     """`data`, or the module the chain takes from a jax.export artifact
-    (`binary.export_module`: one compilation, here), said on stderr: it
+    (`capture.export_module`: one compilation, here), said on stderr: it
     compiles to several."""
-    if not isinstance(data, bytes):
-        return data
-    from pipeline.chain import binary
-    from pipeline.chain.sources import export_module
+    from pipeline.reading.capture import export_module
+    from pipeline.reading.source import kind_of
 
-    if binary.sniff(data) != "jax.export":
+    if kind_of(data) != "jax.export":
         return data
     module = export_module(data, source)
     if not quiet and module.edges:
@@ -350,7 +348,7 @@ _PYTHON_START = re.compile(r'(?:"""|\'\'\'|from\s+[\w.]+\s+import\b|import\s+[\w
 
 def _swapped(module: str, program: str) -> None:
     """`verify PROGRAM.py MODULE`, said as such, before anything is run."""
-    from pipeline.chain.hints import looks_like_hlo_text
+    from pipeline.reading.hints import looks_like_hlo_text
 
     def head(path: str) -> str:
         try:
@@ -385,7 +383,7 @@ def _verify(argv: list[str]) -> int:
     # both load while this process imports the verifier.
     with start_program(pathlib.Path(args.program), timeout=args.timeout, memory_mib=args.memory) as program:
         xla_child.fork_early()
-        from pipeline.chain.sources import read_path
+        from pipeline.reading.text import read_path
         from pipeline.verifier.verify import verify
 
         # XLA parses in a child: it aborts the process on some bad modules

@@ -27,12 +27,12 @@ from passes.dialects import DIALECTS
 from passes.errors import first_line
 from passes.mlir import BY_MNEMONIC, FlattenControlDepTupleOperands
 from passes.options import options, parse_element, split_top_level
-from pipeline.chain.hints import mlir_tool_hint, with_hint
+from pipeline.reading.hints import mlir_tool_hint, with_hint
 from pipeline.cli.support import (Parser, UsageError, add_option_flags, end_process, guarded, option_values,
                                   version_line, write_output)
 from pipeline.xla.worker import how_it_ended
 from pipeline.xla.mlir_context import make_context, register_passes
-from pipeline.chain.sources import read_path
+from pipeline.reading.text import read_path
 
 PROG = "hlo2penguin-opt"
 FLATTEN = FlattenControlDepTupleOperands  # link #3: both twins, its options its fields

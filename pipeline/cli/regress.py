@@ -156,7 +156,7 @@ def check_program(program: Program, update: bool, golden_programs: dict[str, str
     (`goldens.read_programs`), how the Penguin program differs."""
 
     import pipeline
-    from pipeline.chain.sources import from_export
+    from pipeline.reading.capture import from_export
 
     name, golden = program.name, program.golden
     if program.artifact is None:

@@ -46,3 +46,20 @@ def names_a_file(source) -> bool:
     if isinstance(source, os.PathLike):
         return True
     return isinstance(source, str) and "\n" not in source and "{" not in source and bool(source.strip())
+
+
+class UnreadableInput(ChainError, OSError):
+    """A path that cannot be read: `cannot read input 'PATH': REASON`, with
+    the errno, strerror and filename of the OSError behind it."""
+
+    def __init__(self, path: str, reason: OSError):
+        super().__init__(f"cannot read input '{path}': {reason.strerror}")
+        self.errno, self.strerror, self.filename = reason.errno, reason.strerror, path
+
+
+def read_path(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise UnreadableInput(path, err) from None

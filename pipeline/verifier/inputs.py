@@ -83,7 +83,7 @@ def parse_hlo(text: str, where: str, *, isolate: bool = False):
     """XLA's parse of HLO text (a `pipeline.reading.parsed.Parsed`); what XLA
     refuses, a VerifyError, with the main command's hint (MLIR names
     hlo2penguin-opt; a predecessor defined below its successor says so)."""
-    from pipeline.chain.hints import parser_hint, with_hint
+    from pipeline.reading.hints import parser_hint, with_hint
     from pipeline.xla.native import XlaRejected
     from pipeline.xla.isolated import parse
 
@@ -238,7 +238,7 @@ def hlo_text(hlo, source: str | None) -> tuple[str, str]:
         except UnicodeDecodeError as err:
             raise VerifyError(f"{source or '<hlo text>'}: input is not UTF-8 text (byte 0x{hlo[err.start]:02x}); "
                               "HLO modules are text: pass the .txt that XLA dumped, not a binary proto") from None
-    if names_a_file(hlo):  # the same rule as the chain's input (`pipeline.chain.sources.text_of`)
+    if names_a_file(hlo):  # the same rule as the chain's input (`pipeline.reading.source.text_of`)
         path = os.fspath(hlo)
         try:
             with open(path, encoding="utf-8") as f:
@@ -252,7 +252,7 @@ def program_source(program) -> tuple[bytes, str]:
     """(the program's UTF-8 source, its name in errors) from a program's
     source or the path of a `.py` program; a VerifyError, one line, for a
     file that cannot be read, is not UTF-8 text, or is HLO (the two swapped)."""
-    from pipeline.chain.hints import looks_like_hlo_text
+    from pipeline.reading.hints import looks_like_hlo_text
 
     if isinstance(program, os.PathLike) or (isinstance(program, str) and program.endswith(".py")
                                             and "\n" not in program):

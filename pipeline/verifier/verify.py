@@ -69,7 +69,7 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
 
     A program made from another module is a VerifyError that says so.
     `hlo`: HLO text, bytes, a path (text, or a binary module:
-    `pipeline.chain.binary`), or XLA's parse of it (a
+    `pipeline.reading.binary`), or XLA's parse of it (a
     `pipeline.reading.parsed.Parsed`). `program`: a Penguin `Module` (judged
     as it is: the chain hands its own), or the source or the path of a `.py`
     program: that runs in a child process, stopped after `timeout` seconds,
@@ -98,7 +98,7 @@ def _verify(hlo, program, source: str | None, link1: dict | None, isolate: bool)
     from printer.penguin import Module
 
     if not isinstance(hlo, Parsed):  # a binary module (a proto, a jax.export artifact): XLA reads it
-        from pipeline.chain.sources import parsed_if_binary
+        from pipeline.reading.source import parsed_if_binary
         from pipeline.xla.native import XlaRejected
 
         try:

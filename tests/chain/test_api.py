@@ -75,7 +75,7 @@ def test_the_package_names_its_api():
         pipeline.no_such_thing
 
 
-_CAPTURE = ("import numpy as np; from pipeline.chain.sources import from_jax; "
+_CAPTURE = ("import numpy as np; from pipeline.sources import from_jax; "
             "from_jax(lambda x: x * 2, np.ones(4, np.float32))")
 
 

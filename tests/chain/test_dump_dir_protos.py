@@ -8,7 +8,7 @@ import re
 
 import pipeline
 import proto_dumps
-from pipeline.chain.sources import from_dump_dir
+from pipeline.reading.capture import from_dump_dir
 
 
 def run_free(name: str) -> str:

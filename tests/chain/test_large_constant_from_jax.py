@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from pipeline.chain import sources
+from pipeline import sources
 from pipeline.testing import assert_round_trip
 from pipeline.xla import native
 

@@ -15,7 +15,7 @@ import pytest
 
 from paths import REPO
 from pipeline.chain.example import EXAMPLE_HLO
-from pipeline.chain.sources import CapturedModule
+from pipeline.reading.dumps import CapturedModule
 from pipeline.reading.parameters import BadInputs
 from pipeline.testing import assert_round_trip, xla_outputs
 from cpu_hazards import SEGFAULT, WAITS

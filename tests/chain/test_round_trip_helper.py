@@ -13,7 +13,7 @@ import pytest
 
 from jax_programs import PROGRAMS
 from passes.errors import ChainError
-from pipeline.chain import sources
+from pipeline import sources
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.testing import assert_round_trip, differences, xla_outputs
 from pipeline.xla import native

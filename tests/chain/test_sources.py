@@ -1,4 +1,4 @@
-"""pipeline/chain/sources.py: HLO modules with control edges from a JAX function, a
+"""pipeline/reading/capture.py, dumps.py: HLO modules with control edges from a JAX function, a
 jax.export artifact (the corpus in tests/corpus/) or an XLA dump folder."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import pipeline
-from pipeline.chain import sources
-from pipeline.chain.sources import Captured, CapturedModule
+from pipeline import sources
+from pipeline.reading.dumps import Captured, CapturedModule
 import paths
 
 CORPUS = str(paths.CORPUS)

@@ -28,7 +28,7 @@ import pipeline
 import proto_dumps
 from passes.errors import ChainError
 from pipeline.reading.parsed import decode_proto
-from pipeline.chain import binary
+from pipeline.reading import binary
 from pipeline.cli import hlo2penguin as cli
 from pipeline.xla import native
 

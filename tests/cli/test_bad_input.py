@@ -58,8 +58,8 @@ from pipeline.reading.text import HloSyntaxError, decode
 from passes.mlir import STABLEHLO, FlattenControlDepTupleOperands, FlattenResult
 from pipeline.cli import hlo2penguin as cli
 from pipeline.cli import opt
-from pipeline.chain.binary import BadBinary
-from pipeline.chain.sources import UnreadableInput
+from pipeline.reading.binary import BadBinary
+from pipeline.reading.text import UnreadableInput
 from pipeline.xla.importer import ImportFailed, UnknownDialect, import_hlo
 from pipeline.xla.mlir_context import make_context
 from pipeline.xla.isolated import XlaRejected, parse, parse_with_xla
@@ -406,7 +406,7 @@ ROWS = [
     hlo("cut-mid-attribute-string", GOOD[:GOOD.index("jit(f)")], XLA, script=True),
     hlo("undefined-operand", GOOD.replace("add(%b, %x)", "add(%b, %nope)"), XLA),
     hlo("undefined-control-predecessor", GOOD.replace("{%a}", "{%nope}"), XLA),
-    # XLA's words, then the hint (pipeline.chain.hints): the predecessor is defined on a later line
+    # XLA's words, then the hint (pipeline.reading.hints): the predecessor is defined on a later line
     hlo("control-predecessor-defined-below", entry("%a = f32[4]{0} negate(%x), control-predecessors={%b}",
                                                    "%b = f32[4]{0} exponential(%x)", "ROOT %s = f32[4]{0} add(%a, %b)"),
         "in.hlo:4:54: XLA's parser: instruction 'b' is not defined; 'b' is defined below, on line 5: XLA's parser "

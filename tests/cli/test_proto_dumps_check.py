@@ -19,7 +19,7 @@ import pytest
 
 import pipeline
 import proto_dumps
-from pipeline.chain.sources import from_export
+from pipeline.reading.capture import from_export
 from pipeline.cli import hlo2penguin as cli
 from pipeline.reading.parsed import decode_proto
 from pipeline.xla import native

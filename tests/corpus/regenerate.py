@@ -8,7 +8,7 @@ For each program it writes
   tests/corpus/<name>.jaxexport   jax.export.export(jax.jit(fn))(*specs).serialize()
   tests/corpus/inputs/<name>.npz   the example inputs, arg_0, arg_1, …
   tests/corpus/expected/<name>.npz JAX's outputs on them, out_0, out_1, … (flattened pytree)
-and checks that `pipeline.chain.sources.from_export` on the artifact yields at least
+and checks that `pipeline.sources.from_export` on the artifact yields at least
 one module with control edges, in the stages the program claims.
 
 Artifacts and inputs are byte-for-byte reproducible (paths relative to the
@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 jax.config.update("jax_hlo_source_file_canonicalization_regex", "^" + re.escape(ROOT + os.sep))
 jax.config.update("jax_include_full_tracebacks_in_locations", False)
 
-from pipeline.chain import sources  # noqa: E402
+from pipeline import sources  # noqa: E402
 from programs import PROGRAMS, Program  # noqa: E402
 
 SUFFIX = ".jaxexport"

@@ -21,7 +21,7 @@ sys.path[:0] = [os.path.join(ROOT, "tests", "corpus"), ROOT]
 
 import jax  # noqa: E402
 
-from pipeline.chain.sources import from_jax  # noqa: E402
+from pipeline.reading.capture import from_jax  # noqa: E402
 from programs import PROGRAMS  # noqa: E402
 
 

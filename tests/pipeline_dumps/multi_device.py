@@ -23,7 +23,7 @@ import jax.numpy as jnp  # noqa: E402
 from jax.sharding import Mesh, PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from pipeline.chain.sources import from_jax  # noqa: E402
+from pipeline.reading.capture import from_jax  # noqa: E402
 
 RING = [(j, (j + 1) % DEVICES) for j in range(DEVICES)]
 

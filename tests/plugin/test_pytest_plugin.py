@@ -184,7 +184,7 @@ def test_an_xla_dump_folder_collects_its_modules_not_its_reports(pytester):
     protos: the plugin collects what `hlo2penguin check` counts as modules."""
     from proto_dumps import dump
 
-    from pipeline.chain import binary
+    from pipeline.reading import binary
 
     folder = dump(pytester.path / "xla_dump", text=False, proto=True)
     found = sorted(p.name for p in folder.glob("*.pb"))

@@ -26,9 +26,9 @@ PUBLIC = {
 DEFINED_IN = {
     "run": "pipeline.chain.steps", "verify": "pipeline.verifier.verify", "Options": "pipeline.chain.options",
     "ChainResult": "pipeline.chain.result", "Report": "pipeline.verifier.report", "close": "pipeline.xla.worker",
-    "from_jax": "pipeline.chain.sources", "from_export": "pipeline.chain.sources",
-    "from_dump_dir": "pipeline.chain.sources", "Captured": "pipeline.chain.sources",
-    "CapturedModule": "pipeline.chain.sources", "UnreadableInput": "pipeline.chain.sources",
+    "from_jax": "pipeline.reading.capture", "from_export": "pipeline.reading.capture",
+    "from_dump_dir": "pipeline.reading.capture", "Captured": "pipeline.reading.dumps",
+    "CapturedModule": "pipeline.reading.dumps", "UnreadableInput": "pipeline.reading.text",
 }
 
 

@@ -18,8 +18,8 @@ from jaxlib import _hlo as xla_hlo
 
 import pipeline
 from passes.errors import ChainError
-from pipeline.chain import binary
-from pipeline.chain.literals import BadArgument
+from pipeline.reading import binary
+from pipeline.reading.literals import BadArgument
 from pipeline.cli import hlo2penguin as cli
 from pipeline.testing import assert_round_trip
 

@@ -16,8 +16,8 @@ import pytest
 import pipeline
 import proto_dumps
 from pipeline.reading.parsed import decode_proto
-from pipeline.chain import binary
-from pipeline.chain.sources import from_export
+from pipeline.reading import binary
+from pipeline.reading.capture import from_export
 from pipeline.testing import assert_round_trip
 from pipeline.xla import native
 

@@ -130,7 +130,7 @@ def test_a_refusal_is_xlas_at_the_users_line(name):
 def without_hint(text: str, message: str) -> str:
     """XLA's part of the chain's line: the chain's own hint, where it adds one
     (`; 'b' is defined below, …`), taken off the end."""
-    from pipeline.chain.hints import parser_hint
+    from pipeline.reading.hints import parser_hint
 
     hint = parser_hint(text, message)
     return message[:-len(f"; {hint}")] if hint and message.endswith(f"; {hint}") else message

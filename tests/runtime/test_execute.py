@@ -24,7 +24,7 @@ import pipeline
 from jax_programs import PROGRAMS, capture_dumps, corpus
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.xla.mlir_context import make_context
-from pipeline.chain.sources import from_export
+from pipeline.reading.capture import from_export
 from pipeline.xla.versions import REFERENCE_SCATTER_WRITES_ITS_OPERAND
 from pipeline.xla.isolated import canonical_text
 from printer.attributes import attribute_source

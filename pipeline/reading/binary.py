@@ -123,7 +123,7 @@ class BinaryModule:
     def arguments(self, where: str = "the snapshot") -> list:
         """An HloSnapshot's arguments as numpy arrays (the inputs it ran with): `literals.BadArgument`
         for one whose shape its values do not fill."""
-        from pipeline.chain.literals import literal_array
+        from pipeline.reading.literals import literal_array
 
         return [literal_array(lit, i, where) for i, lit in enumerate(self._arguments)]
 

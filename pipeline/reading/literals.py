@@ -1,4 +1,4 @@
-"""An HloSnapshot's arguments (`LiteralProto`s, `pipeline.chain.binary`) as
+"""An HloSnapshot's arguments (`LiteralProto`s, `pipeline.reading.binary`) as
 numpy arrays, in their logical order. A literal's shape is the input's
 word: it is checked against the values it holds, in Python ints, before
 anything is allocated (a shape of 2**80 elements, or a negative dimension,
