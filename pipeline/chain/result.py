@@ -128,7 +128,7 @@ class ChainResult:
     def module(self) -> PenguinModule:
         """Run the emitted program; its module-level `module`."""
         if self._module is None:
-            self._module = execute(self.penguin_source, self.source)
+            self._module = build_graph(self.penguin_source, self.source)
         return self._module
 
     def _repr_html_(self) -> str:
@@ -145,7 +145,7 @@ class ChainResult:
         return f"<div>{head}{report}{_source_details(self.penguin_source)}</div>"
 
 
-_DETAILS_LINES = 2_000  # a program can run to 490k lines (see `execute`): a notebook keeps its start
+_DETAILS_LINES = 2_000  # a program can run to 490k lines (see `build_graph`): a notebook keeps its start
 
 
 def _source_details(source: str) -> str:
@@ -163,7 +163,8 @@ def _source_details(source: str) -> str:
             f"<pre>{html.escape(source)}</pre></details>")
 
 
-def execute(penguin_source: str, source: str = "<penguin>", helper: XlaWorker | None = None) -> PenguinModule:
-    """Run a Penguin program (`pipeline.verifier.program`, the verifier's loader too):
-    its module-level `module`. `helper`: XLA's child, which compiles half of a long program meanwhile."""
+def build_graph(penguin_source: str, source: str = "<penguin>", helper: XlaWorker | None = None) -> PenguinModule:
+    """The Penguin graph a program builds: the program run (`pipeline.verifier.program`,
+    the verifier's loader too), its module-level `module`. Nothing is computed
+    (`Module.execute` computes the graph's numbers). `helper`: XLA's child, which compiles half of a long program meanwhile."""
     return run_program(penguin_source, f"<penguin program from {source}>", helper)["module"]

@@ -35,7 +35,7 @@ from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
 from pipeline.reading.hints import parser_hint, with_hint
 from pipeline.chain.options import Options, resolve, takes_options
-from pipeline.chain.result import ChainResult, Reimported, Snapshot, execute
+from pipeline.chain.result import ChainResult, Reimported, Snapshot, build_graph
 from pipeline.reading.source import identify, load
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
@@ -210,7 +210,7 @@ class Check:
     name = "check"
 
     def run(self, work: Work) -> None:
-        work.program = execute(work.penguin_source, work.name, helper=work.importer)
+        work.program = build_graph(work.penguin_source, work.name, helper=work.importer)
         work.report = blamed_report(work)
 
 

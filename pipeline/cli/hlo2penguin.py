@@ -99,7 +99,7 @@ def read_input(path: str | None) -> tuple[bytes | str, str]:
         raise with_hint(err, directory_hint(path) if err.errno == errno.EISDIR else None) from None
 
 
-def check_combination(args: argparse.Namespace) -> None:
+def refuse_unusable_flags(args: argparse.Namespace) -> None:
     """A flag the chosen output cannot use is a usage error, not silently
     ignored: one line, before any work is done."""
     if args.emit == "flat-mlir" and args.no_flatten:
@@ -283,7 +283,7 @@ def _main(argv: list[str]) -> int:
     if args.example:
         write_output(None, EXAMPLE_HLO)
         return 0
-    check_combination(args)
+    refuse_unusable_flags(args)
     refuse_overwriting_inputs(args.output, [args.input])
     if args.plot is not None:
         plot_format(args.plot)  # a bad name fails before the chain runs

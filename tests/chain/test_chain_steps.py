@@ -16,7 +16,7 @@ from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from bench.synthetic import synthetic_hlo
 from pipeline.chain.options import Options
-from pipeline.chain.result import execute
+from pipeline.chain.result import build_graph
 from pipeline.chain.steps import steps
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.xla.isolated import XlaRejected, canonical_text, print_module
@@ -145,7 +145,7 @@ def _whole(source: str):
 
 
 def test_a_long_program_run_in_pieces_builds_what_python_builds_from_it_whole(long_program):
-    ours, whole = execute(long_program, "long"), _whole(long_program)
+    ours, whole = build_graph(long_program, "long"), _whole(long_program)
     assert ours.dep_edges() == whole.dep_edges() and len(ours.dep_edges()) > 1000
     assert [(op.name, op.opcode) for op in ours.instructions()] == \
         [(op.name, op.opcode) for op in whole.instructions()]
@@ -157,11 +157,11 @@ def test_a_long_program_s_errors_name_their_own_lines(long_program):
     target = max(i for i, line in enumerate(lines) if " = fn_main.op(" in line) - 3  # in the last piece
     broken = lines[:target] + [lines[target].replace(" = fn_main.op(", " = 1 / 0 or fn_main.op(", 1)] + lines[target + 1:]
     with pytest.raises(ZeroDivisionError) as failed:
-        execute("\n".join(broken) + "\n", "long")
+        build_graph("\n".join(broken) + "\n", "long")
     assert traceback.extract_tb(failed.value.__traceback__)[-1].lineno == target + 1
     unclosed = lines[:target] + [lines[target] + " ("] + lines[target + 1:]
     with pytest.raises(SyntaxError) as refused:
-        execute("\n".join(unclosed) + "\n", "long")
+        build_graph("\n".join(unclosed) + "\n", "long")
     assert refused.value.lineno == target + 1
 
 

@@ -44,7 +44,7 @@ from passes.hlo.preserve_control_deps import PreserveControlDeps
 from passes.hlo.view import view_of, write_back
 from passes.mlir import DIALECTS as DIALECT_OPS
 from passes.mlir import FlattenControlDepTupleOperands
-from pipeline.chain.result import execute
+from pipeline.chain.result import build_graph
 from pipeline.xla.importer import import_hlo
 from pipeline.xla.isolated import parse, print_module
 from printer import print_penguin
@@ -172,7 +172,7 @@ def test_each_link_verifies_link3_is_idempotent_and_the_printer_deterministic(ca
         # Link #4: the same module prints the same program.
         first = print_penguin(mlir, name, dialect)
         assert print_penguin(mlir, name, dialect) == first, where
-        execute(first, name)  # the program runs
+        build_graph(first, name)  # the program runs
     # Two independent runs of the whole chain (fresh contexts) agree.
     dialect, bundle = rerun
     one = pipeline.run(case.text, dialect=dialect, bundle=bundle, scope="all", isolate=False)
@@ -343,6 +343,6 @@ def test_a_made_up_name_never_takes_an_hlo_name():
       }
     }
     """
-    program = execute(print_penguin(ir.Module.parse(text, context=make_context()), "m"))
+    program = build_graph(print_penguin(ir.Module.parse(text, context=make_context()), "m"))
     assert program.dep_edges() == {("main", "tuple.1", "s")}
     assert {i.name for i in program.instructions()} >= {"tuple#1", "tuple.1", "s"}

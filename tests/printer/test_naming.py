@@ -492,10 +492,10 @@ def test_an_edge_to_a_helper_op_lands_on_the_op_with_the_hlo_name():
     # still gives the edge to the instruction: %e -> %dr.
     from jaxlib.mlir import ir
 
-    from pipeline.chain.result import execute
+    from pipeline.chain.result import build_graph
     from pipeline.xla.mlir_context import make_context
 
     mlir = ir.Module.parse(HELPER_READS_THE_CALL, context=make_context())
-    program = execute(print_penguin(mlir))
+    program = build_graph(print_penguin(mlir))
     assert program.dep_edges() == {("main", "e", "dr")}
     assert {i.name for i in program.instructions() if i.computation} == {"e", "dr", "dr:concatenate"}
