@@ -136,6 +136,13 @@ def test_invariant_holds_for_every_dialect_and_bundle_mode(case):
             event("some edge dropped (reported)")
 
 
+def _blocks(printed: str) -> list[str]:
+    """XLA's printing of a module as its header and computations, sorted:
+    XLA prints computations in a post order that follows instruction order,
+    which a proto and XLA's reparse of its printing may hold differently."""
+    return sorted(printed.split("\n\n"))
+
+
 @profile("links")
 @given(hlo_modules(), st.sampled_from(CONFIGS))
 def test_each_link_verifies_link3_is_idempotent_and_the_printer_deterministic(case, rerun):
@@ -152,7 +159,7 @@ def test_each_link_verifies_link3_is_idempotent_and_the_printer_deterministic(ca
         view = view_of(again)
         assert not PreserveControlDeps(bundle=bundle).run(view).changed, where
         write_back(view)
-        assert print_module(again.serialized()) == hlo, where
+        assert _blocks(print_module(again.serialized())) == _blocks(hlo), where
         # Link #2: the imported module verifies.
         mlir = import_hlo(module, dialect, isolate=False, source_name=name)
         assert mlir.operation.verify(), where
