@@ -49,17 +49,25 @@ RESERVED_WORDS = (
     "pred", "token", "opaque", "s1", "s2", "s4", "s8", "s16", "s32", "s64", "u1", "u2", "u4", "u8", "u16", "u32",
     "u64", "f16", "f32", "f64", "bf16", "c64", "c128", "f8e5m2", "f8e4m3", "f8e4m3fn", "f8e4m3b11fnuz",
     "f8e5m2fnuz", "f8e4m3fnuz", "f8e3m4", "f4e2m1fn", "f8e8m0fnu")
+RESERVED = rf"(?:{'|'.join(RESERVED_WORDS)})(?!{NAME_CHAR})"
 # What stands before a name: `%`, or nothing where the name is no reserved word.
-SIGIL = rf"(?:%|(?!(?:{'|'.join(RESERVED_WORDS)})(?!{NAME_CHAR})))"
+SIGIL = rf"(?:%|(?!{RESERVED}))"
+
+
+def _named(group: str) -> str:
+    """A module's or a computation's name, in the group `group`, after `%` or
+    bare; a bare one may end in `:` (XLA's lexer reads `name:` as one token)."""
+    return rf"(?:(?P<{group}_sigil>%)|(?!{RESERVED}))(?P<{group}>{NAME})(?({group}_sigil)|:?)"
+
 
 # The `HloModule` line: the keyword, the module's name (`%` before it is
-# dropped; a `:` after it is part of its token), the rest of the line.
-HEADER = (rf"{GAP}(?P<header>HloModule(?!{NAME_CHAR}){GAP}{SIGIL}(?P<module>{NAME})"
-          rf"(?=[ \t\n\r,:]|//|/\*|\Z)[^\n]*)")
-# A computation's head up to its body's `{`: `[ENTRY] [%]name [(params) -> shape]`.
-COMPUTATION_HEAD = rf"(?:ENTRY(?!{NAME_CHAR}){GAP})?{SIGIL}(?P<computation>{NAME})"
+# dropped), the rest of the line.
+HEADER = (rf"{GAP}(?P<header>HloModule(?!{NAME_CHAR}){GAP}{_named('module')}"
+          rf"(?=[ \t\n\r,]|//|/\*|\Z)[^\n]*)")
+# A computation's head up to its signature: `[ENTRY] [%]name`.
+COMPUTATION_HEAD = rf"(?:ENTRY(?!{NAME_CHAR}){GAP})?{_named('computation')}"
 # A computation's head written on a line of its own, ending in its body's `{`.
-COMPUTATION_HEAD_LINE = rf"[ \t]*(?:ENTRY[ \t]+)?{SIGIL}(?P<computation>{NAME})[ \t]*(?:\([^\n]*)?\{{[ \t]*$"
+COMPUTATION_HEAD_LINE = rf"[ \t]*(?:ENTRY[ \t]+)?{_named('computation')}[ \t]*(?:\([^\n]*)?\{{[ \t]*$"
 # An opcode, as XLA writes them: lower case, digits and dashes (`get-tuple-element`).
 OPCODE = r"[a-z][a-z0-9\-]*"
 # An array's shape before its layout: an element type and its dimensions (`f32[4,?]`).
@@ -82,8 +90,12 @@ def definition(name: str | None = None) -> str:
 
 _HEADER = re.compile(HEADER)
 # The start of a module with no `HloModule` line (as XLA's unit tests write
-# them): a computation's head, signature on its line, and its body's `{`.
-_COMPUTATION_FIRST = re.compile(rf"{GAP}{COMPUTATION_HEAD}{GAP}(?:\([^\n]*\){GAP}->[^\n]*?{GAP})?\{{")
+# them): a computation's head and its body's `{`. Without the header, XLA's
+# parser reads a signature (on its line) only after `ENTRY`: it takes
+# `name (` for the start of an instruction.
+_COMPUTATION_FIRST = re.compile(
+    rf"{GAP}(?:ENTRY(?!{NAME_CHAR}){GAP}{_named('computation')}{GAP}(?:\([^\n]*\){GAP}->[^\n]*?{GAP})?"
+    rf"|{_named('bare')}{GAP})\{{")
 # Comments to the end of the text, the last maybe unclosed: the head of a module whose comments run past it.
 _COMMENTS_ONLY = re.compile(rf"{GAP}(?:/\*(?:[^*]|\*(?!/))*)?/?\Z")
 _GAP = re.compile(GAP)
