@@ -117,7 +117,9 @@ def _collectable(path: Path) -> bool:
             head = f.read(4096)
     except OSError:
         return True  # unreadable: its item says so
-    return head.lstrip().startswith("HloModule")
+    from pipeline.reading.lexical import looks_like_hlo
+
+    return looks_like_hlo(head)
 
 
 def _holds_a_module(path: Path) -> bool:

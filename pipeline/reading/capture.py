@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 from passes.errors import ChainError, first_line
 from pipeline.reading.dumps import Captured, CapturedModule, read_folder
+from pipeline.reading.lexical import looks_like_hlo
 
 __all__ = ["DEFAULT_PASS_RE", "DUMP_OPTIONS", "export_module", "export_modules", "from_dump_dir", "from_export",
            "from_jax"]
@@ -119,7 +120,7 @@ def _deserialize(source):
             raise ValueError(f"{where}: no such file: give a jax.export artifact (bytes of exported.serialize())")
         with open(where, "rb") as f:
             data = f.read()
-    if data.lstrip().startswith(b"HloModule"):
+    if looks_like_hlo(data[:4096].decode("utf-8", "replace")):
         raise ValueError(f"{where} is HLO text, not a jax.export artifact: "
                          f"give it to pipeline.run directly (or use from_dump_dir for a dump folder)")
     try:

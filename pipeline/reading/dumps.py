@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from passes.errors import ChainError
-from pipeline.reading.lexical import hlo_module_name
+from pipeline.reading.lexical import CONTROL_PREDECESSORS, hlo_module_name
 from pipeline.reading.text import read_path
 from pipeline.xla.isolated import parse
 
@@ -45,7 +45,7 @@ class CapturedModule:
     @functools.cached_property
     def edges(self) -> int:
         """Number of control edges (predecessor → successor pairs) in the module."""
-        if "control-predecessors" not in self.hlo_text:
+        if CONTROL_PREDECESSORS not in self.hlo_text:
             return 0
         return len(parse(self.hlo_text, self.name).control_edges())
 

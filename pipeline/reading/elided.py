@@ -24,14 +24,14 @@ from __future__ import annotations
 import re
 
 from passes.hlo.proto import local_id
-from pipeline.reading.names import _NAME, _SKIP, _after_comma, _opcode_after
+from pipeline.reading.lexical import (COMPUTATION_HEAD_LINE, ELIDED_LITERAL, SKIPPED, after_comma, definition,
+                                      opcode_after)
 
-# `{...}` as XLA's lexer reads it: `{`, the `...` token, `}`, blanks between.
-_DOTS = re.compile(r"\{\s*\.\.\.\s*\}")
-_SKIPPED = re.compile(_SKIP, re.S)
-_DEFINITION = re.compile(rf"[ \t]*(?:ROOT[ \t]+)?%?(?P<name>{_NAME})[ \t]*=(?!=)")
+_DOTS = re.compile(ELIDED_LITERAL)
+_SKIPPED = re.compile(SKIPPED, re.S)
+_DEFINITION = re.compile(rf"[ \t]*{definition()}")
 _INLINE = re.compile(r"\bconstant\s*\(")
-_HEAD = re.compile(rf"[ \t]*(?:ENTRY[ \t]+)?%?(?P<name>{_NAME})[ \t]*(?:\([^\n]*)?\{{[ \t]*$", re.M)
+_HEAD = re.compile(COMPUTATION_HEAD_LINE, re.M)
 
 
 def elided_constants(parsed) -> tuple[tuple[str, str], ...]:
@@ -53,7 +53,7 @@ def elided_constants(parsed) -> tuple[tuple[str, str], ...]:
             found.append((_computation_at(text, m.start()), f"the constant on line {line}"))
             continue
         name, _, after = definition
-        if _opcode_after(text, after) == "constant":
+        if opcode_after(text, after) == "constant":
             found.append((computation, name))
             continue
         # An inline operand: the k-th constant XLA made for this instruction's operands.
@@ -91,7 +91,7 @@ def _definition_before(text: str, pos: int) -> tuple[str, int, int] | None:
     while line_end > 0:
         line_start = text.rfind("\n", 0, line_end) + 1
         m = _DEFINITION.match(text, line_start)
-        if m and not _after_comma(text, m.start("name")):
+        if m and not after_comma(text, m.start("name")):
             return m.group("name"), m.start("name"), m.end()
         if _HEAD.match(text, line_start):
             return None  # a computation's head: no instruction holds it
@@ -101,7 +101,7 @@ def _definition_before(text: str, pos: int) -> tuple[str, int, int] | None:
 
 def _computation_at(text: str, pos: int) -> str:
     """The computation whose head is the last before `pos` ("" if none)."""
-    heads = [m.group("name") for m in _HEAD.finditer(text, 0, pos)]
+    heads = [m.group("computation") for m in _HEAD.finditer(text, 0, pos)]
     return heads[-1] if heads else ""
 
 

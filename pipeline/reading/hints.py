@@ -15,16 +15,16 @@ from __future__ import annotations
 import re
 
 from passes.errors import ChainError
+from pipeline.reading.lexical import COMPUTATION_HEAD_LINE, definition, starts_as_module
 
 # XLA's parser meets a control predecessor it has not read yet: `instruction 'b' is not defined`.
 _NOT_DEFINED = re.compile(r":(\d+):\d+: XLA's parser: instruction '([^']+)' is not defined")
 # A computation's head and its closing brace, at the start of a line (XLA prints them so).
-_COMPUTATION_HEAD = re.compile(r"(?:ENTRY\s+)?%?[\w.\-]+\s*\(.*\{\s*$")
+_COMPUTATION_HEAD = re.compile(COMPUTATION_HEAD_LINE)
 _COMPUTATION_END = re.compile(r"\}\s*$")
 # The first thing an MLIR module's text holds (after comments): `module`, `func.func`, an alias, generic form.
 _MLIR_START = re.compile(r'(?:module\b|func\.func\b|#[\w.$\-]+\s*=|"builtin\.module"|"func\.func"|'
                          r'(?:stablehlo|mhlo)\.)')
-_HLO_START = re.compile(r"(?:HloModule\b|ENTRY\b|%[\w.\-]+\s*\([^)]*\)\s*->)")
 
 CONTROL_ORDER = ("XLA's parser needs each control predecessor defined above its successor "
                  "(a cycle of control edges cannot be written)")
@@ -64,7 +64,7 @@ def defined_below(lines: list[str], line: int, name: str) -> int | None:
     defines the instruction `name`, or None."""
     if not 1 <= line <= len(lines):
         return None
-    defines = re.compile(rf"\s*(?:ROOT\s+)?%?{re.escape(name)}\s*=")
+    defines = re.compile(rf"[ \t]*{definition(name)}")
     for number in range(line + 1, len(lines) + 1):
         text = lines[number - 1]
         if _COMPUTATION_END.match(text) or _COMPUTATION_HEAD.match(text):
@@ -81,9 +81,9 @@ def looks_like_mlir(text: str) -> bool:
 
 
 def looks_like_hlo_text(text: str) -> bool:
-    """Whether `text` starts as HLO text does: `HloModule …` or a computation's head."""
-    first = _first_line(text)
-    return first is not None and _HLO_START.match(first) is not None
+    """Whether `text` starts as HLO text does (`HloModule …` or a computation's
+    head, after comments) and not as MLIR does (`module {` reads as both)."""
+    return starts_as_module(text) and not looks_like_mlir(text)
 
 
 def mlir_tool_hint(text: str) -> str | None:

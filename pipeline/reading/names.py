@@ -20,19 +20,16 @@ import re
 from dataclasses import dataclass, field
 
 from passes.hlo.proto import local_id
+from pipeline.reading.lexical import COMPUTATION_HEAD, GAP, HEADER, SKIPPED, after_comma, definition, opcode_after
 
-_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"
-_SKIP = r"//[^\n]*|/\*.*?\*/|\"(?:[^\"\\\n]|\\.)*\""  # comments and strings: nothing in them counts
 # Between computations: heads, whose signatures hold brackets (and layouts in braces).
-_OUTSIDE = re.compile(rf"{_SKIP}|(?P<open>[{{(\[])|(?P<close>[}})\]])", re.S)
+_OUTSIDE = re.compile(rf"{SKIPPED}|(?P<open>[{{(\[])|(?P<close>[}})\]])", re.S)
 # Inside a body only braces nest; a definition starts a line.
 _INSIDE = re.compile(
-    rf"{_SKIP}|(?P<define>(?:(?<=\n)|(?<=\{{))[ \t]*(?:ROOT[ \t]+)?%?(?P<name>{_NAME})[ \t]*=(?!=))"
+    rf"{SKIPPED}|(?P<define>(?:(?<=\n)|(?<=\{{))[ \t]*{definition()})"
     r"|(?P<open>\{)|(?P<close>\})", re.S)
-_HEAD = re.compile(rf"(?:ENTRY\s+)?%?({_NAME})\s*(?:\(.*\)\s*->\s*.*)?$", re.S)
-_OPCODE = re.compile(r"\s*([a-z][a-z0-9\-]*)\s*\(")
-_LAYOUT = re.compile(r"\s*\{")
-_ARRAY = re.compile(r"\s*[a-z][a-z0-9]*\[[^\]]*\]")
+_HEAD = re.compile(rf"{COMPUTATION_HEAD}{GAP}(?:\(.*\)\s*->\s*.*)?$", re.S)
+_MODULE_HEADER = re.compile(rf"{HEADER}\n")
 _RENAMED = re.compile(r"\.[0-9]+$")
 
 
@@ -68,7 +65,7 @@ class WrittenNames:
         """The line of the instruction's definition in the text (errors name it)."""
         pos = self.positions.get((computation, xla_name))
         if pos is None and self.same:  # each name is defined once: find it
-            m = re.search(rf"^[ \t]*(?:ROOT[ \t]+)?%?{re.escape(xla_name)}[ \t]*=", self.text, re.M)
+            m = re.search(rf"^[ \t]*{definition(xla_name)}", self.text, re.M)
             pos = m.start() if m else None
         return None if pos is None else self.text.count("\n", 0, pos) + 1
 
@@ -78,7 +75,7 @@ class WrittenNames:
 # after a newline (the text gets one in front), not with `^` and re.M: a
 # pattern that starts with a literal lets re skip to each newline at C
 # speed (3.3 ms against 7.4 ms on a 30k-instruction module).
-_DEFINITION_LINE = re.compile(rf"\n[ \t]*(?:ROOT[ \t]+)?%?({_NAME})[ \t]*=(?!=)")
+_DEFINITION_LINE = re.compile(rf"\n[ \t]*{definition()}")
 
 
 def names_of(text: str, module, instruction_lists: list[list] | None = None) -> WrittenNames:
@@ -123,7 +120,7 @@ def scan(text: str) -> dict[str, list[Definition]]:
             outer += 1
             continue
         head = _HEAD.search(_head_text(text, head_start, m.start()))
-        body = found.setdefault(head.group(1), []) if head else []
+        body = found.setdefault(head.group("computation"), []) if head else []
         depth = 1
         while depth:  # the body, up to its closing brace
             t = _INSIDE.search(text, pos)
@@ -134,61 +131,18 @@ def scan(text: str) -> dict[str, list[Definition]]:
                 depth += 1
             elif t.group("close"):
                 depth -= 1
-            elif t.group("define") and depth == 1 and not _after_comma(text, t.start("name")):
+            elif t.group("define") and depth == 1 and not after_comma(text, t.start("name")):
                 body.append(Definition((t.group("name"), pos, t.start("name"))))
         head_start = pos
-
-
-def _after_comma(text: str, pos: int) -> bool:
-    """Whether `key=` at `pos` follows a comma (comments and blanks between):
-    an attribute of the instruction before, not a definition."""
-    i = pos - 1
-    while i >= 0:
-        if text[i].isspace():
-            i -= 1
-        elif text[i] == "/" and i > 0 and text[i - 1] == "*":  # the end of a /* comment */
-            i = text.rfind("/*", 0, i - 1) - 1
-        else:
-            return text[i] == ","
-    return False
 
 
 def _head_text(text: str, start: int, end: int) -> str:
     """What stands before a computation's `{`: its own line(s), after the module header."""
     head = text[start:end]
-    header = re.search(r"^\s*HloModule\b[^\n]*\n", head)
+    header = _MODULE_HEADER.match(head)
     if header:
         head = head[header.end():]
     return head.strip()
-
-
-def _opcode_after(text: str, pos: int) -> str | None:
-    """The opcode after `name =`, stepping over a shape if one is written."""
-    m = _OPCODE.match(text, pos)
-    if m:
-        return m.group(1)
-    i = pos
-    while text[i:i + 1].isspace():
-        i += 1
-    if text[i:i + 1] == "(":  # a tuple shape: its parentheses balance
-        depth = 0
-        while i < len(text):
-            c = text[i]
-            depth += c == "("
-            depth -= c == ")"
-            i += 1
-            if depth == 0:
-                break
-    else:
-        array = _ARRAY.match(text, i)
-        if not array:
-            return None
-        i = array.end()
-    if _LAYOUT.match(text, i):
-        close = text.find("}", i)
-        i = close + 1 if close >= 0 else i
-    m = _OPCODE.match(text, i)
-    return m.group(1) if m else None
 
 
 def written_names(text: str, xla_computations: dict[str, list[tuple[str, str]]]) -> WrittenNames:
@@ -226,7 +180,7 @@ def _align(mine: list[Definition], theirs: list[tuple[str, str]], text: str) -> 
         renamed = (d is not None and xla_name not in mine_names and d[0] not in xla_names
                    and _RENAMED.search(xla_name) is not None
                    and _RENAMED.sub("", xla_name) in (d[0], _RENAMED.sub("", d[0])))
-        if renamed and _same_opcode(_opcode_after(text, d[1]), opcode):
+        if renamed and _same_opcode(opcode_after(text, d[1]), opcode):
             pairs.append((d, xla_name))
             i += 1
         elif not _made_by_xla(xla_name, opcode):

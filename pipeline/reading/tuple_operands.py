@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import re
 
-_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"
-_WORD = re.compile(_NAME)
+from pipeline.reading.lexical import NAME, NAME_CHAR, SKIPPED, TUPLE_ELEMENT, definition, opcode_at
+
+_WORD = re.compile(NAME)
 # What XLA reads as no token at all: the inside of a string and a comment.
-_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+_STRING_OR_COMMENT = re.compile(SKIPPED, re.S)
 # `[ROOT] %name =`, then a shape (or none) and `opcode(`.
-_INSTRUCTION = re.compile(rf"(?<![A-Za-z0-9_.\-%])(?:ROOT\s+)?%?{_NAME}\s*=\s*")
-_ARRAY_SHAPE = re.compile(r"[a-z][a-z0-9]*\[[^\]]*\]")
-_OPCODE = re.compile(r"\s*[a-z][a-z0-9\-]*\s*\(")
+_INSTRUCTION = re.compile(rf"(?<!{NAME_CHAR})(?<!%){definition()}\s*")
 # `%t#i`, `t#i`, or `%t#i#j` (an element of an element).
-_ELEMENT = re.compile(rf"(?<![A-Za-z0-9_.\-%])(%?)({_NAME})((?:#[0-9]+)+)")
+_ELEMENT = re.compile(TUPLE_ELEMENT)
 _BRACKETS = re.compile(r"[(){}\[\]]")
 _BRACES = re.compile(r"[{}]")
 
@@ -47,7 +46,7 @@ def explicit_tuple_elements(text: str) -> str:
     scanned = pos = 0
     while (m := _INSTRUCTION.search(code, pos)) is not None:
         pos = m.end()
-        opcode = _OPCODE.match(code, _skip_shape(code, m.end()))
+        opcode = opcode_at(code, m.end())
         if opcode is None:
             continue
         operands_end = _close(code, opcode.end() - 1)
@@ -68,8 +67,8 @@ def explicit_tuple_elements(text: str) -> str:
                 key = (body, name, index)
                 if key not in made:
                     made[key] = _fresh(f"{name}_{index}", taken)
-                    definition = f"{prefix}{made[key]} = get-tuple-element({prefix}{name}), index={index}"
-                    edits.append(_insertion(text, m.start(), definition))
+                    made_line = f"{prefix}{made[key]} = get-tuple-element({prefix}{name}), index={index}"
+                    edits.append(_insertion(text, m.start(), made_line))
                 name = made[key]
             edits.append((element.start(), element.end(), prefix + name))
     out, last = [], 0
@@ -90,24 +89,14 @@ def _fresh(base: str, taken: set[str]) -> str:
     return name
 
 
-def _insertion(text: str, user: int, definition: str) -> tuple[int, int, str]:
+def _insertion(text: str, user: int, made_line: str) -> tuple[int, int, str]:
     """The definition as a line of its own before the user's line, indented like it;
     just before the user on its line if something else precedes the user there."""
     line = text.rfind("\n", 0, user) + 1
     if text[line:user].strip():
-        return user, user, definition + " "
+        return user, user, made_line + " "
     indent = re.match(r"[ \t]*", text[line:]).group()
-    return line, line, indent + definition + "\n"
-
-
-def _skip_shape(code: str, i: int) -> int:
-    """Past the shape at `i` (a tuple, or an array with its layout), or `i` if there is none."""
-    if code.startswith("(", i):
-        return _close(code, i)
-    m = _ARRAY_SHAPE.match(code, i)
-    if m is None:
-        return i
-    return _close(code, m.end()) if code.startswith("{", m.end()) else m.end()
+    return line, line, indent + made_line + "\n"
 
 
 def _close(code: str, i: int) -> int:

@@ -20,14 +20,13 @@ from dataclasses import dataclass
 from passes.errors import ChainError, first_line
 from pipeline.reading.dumps import hlo_dump_name, snapshot_id, twins
 from pipeline.reading.hints import MLIR_FOR_HLO, looks_like_mlir
-from pipeline.reading.lexical import after_comments, hlo_module_name, looks_like_hlo
+from pipeline.reading.lexical import CONTROL_PREDECESSORS, after_comments, hlo_module_name, looks_like_hlo
 from pipeline.reading.source import kind_of
 from pipeline.reading.text import decode, read_path
 
 __all__ = ["BadPath", "Candidate", "find_modules", "input_files"]
 
 SUFFIXES = (".txt", ".hlo", ".pb", ".jaxexport")  # text; XLA's *.hlo.pb and snapshots; jax.export artifacts
-CONTROL_PREDECESSORS = b"control-predecessors="
 
 
 class BadPath(ChainError):
@@ -106,7 +105,7 @@ def find_modules(paths) -> tuple[list[Candidate], int, int, list[tuple[str, str]
         # `module {` reads as a computation's head too: MLIR goes to XLA's parser, which refuses it
         if (looks_like_mlir(head) or not looks_like_hlo(head)) and not _xla_reads(path, data, named):
             not_hlo += 1
-        elif CONTROL_PREDECESSORS not in data:
+        elif CONTROL_PREDECESSORS.encode() not in data:
             no_edges += 1
         else:
             module = hlo_module_name(head)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.reading.lexical import TUPLE_ELEMENT, module_header
 from pipeline.reading.parsed import Parsed
 from pipeline.xla import native
 from pipeline.xla.native import XlaRejected, canonical_text, parse_with_xla, refusal
@@ -19,7 +20,7 @@ __all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", 
 
 
 # The `%t#i` operand; jaxlib 0.10.2's parser does not know it (pipeline.xla.versions).
-TUPLE_ELEMENT_OPERAND = re.compile(r"%[A-Za-z0-9_][A-Za-z0-9_.\-]*#[0-9]")
+TUPLE_ELEMENT_OPERAND = re.compile(TUPLE_ELEMENT)
 
 
 def readable_text(text: str) -> str:
@@ -155,18 +156,17 @@ def read_proto(data: bytes, source: str | None = None, *, isolate: bool = False,
 # not carry: XLA prints them in this order, before frontend_attributes.
 _CONFIG_ATTRIBUTES = ("allow_spmd_sharding_propagation_to_parameters", "allow_spmd_sharding_propagation_to_output",
                       "replica_count", "num_partitions")
-_HEADER = re.compile(r"^\s*HloModule\b[^\n]*", re.M)
 
 
 def with_module_config(printed: str, text: str | None) -> str:
     """XLA's printing of a module from its proto, with the header attributes
     the proto cannot carry (`num_partitions=2`, …) as the input's text set them."""
-    header = _HEADER.search(text or "")
+    header = module_header(text or "")
     if header is None:
         return printed
     found = []
     for key in _CONFIG_ATTRIBUTES:
-        m = re.search(rf"\b{key}\s*=\s*(\{{[^}}]*\}}|[0-9]+)", header.group(0))
+        m = re.search(rf"\b{key}\s*=\s*(\{{[^}}]*\}}|[0-9]+)", header)
         if m and f"{key}=" not in printed.split("\n", 1)[0]:
             found.append(key + "=" + "".join(m.group(1).split()))
     if not found:
