@@ -100,10 +100,10 @@ def _trees() -> dict[str, ast.Module]:
 
 @cache
 def identifiers() -> frozenset[str]:
-    """Every identifier the project's code spells: what it defines, names,
-    passes by keyword or imports, and the strings that are identifiers (an
-    option's choices, a descriptor's message names)."""
-    names: set[str] = set()
+    """Every identifier the project's code spells: its modules, what it
+    defines, names, passes by keyword or imports, and the strings that are
+    identifiers (an option's choices, a descriptor's message names)."""
+    names: set[str] = {Path(rel).stem for rel in _trees()} | {Path(rel).parent.name for rel in _trees()}
     for tree in _trees().values():
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -284,6 +284,7 @@ def test_the_architecture_page_names_only_what_exists():
     ("`pipeline.reading.source.nothing`\n", "has no attribute 'nothing'"),
     ("`PreserveControlDeps(no_such_option=False)`\n", "takes no keyword no_such_option"),
     ("`NoSuchClassAnywhere`\n", "the code has no name 'NoSuchClassAnywhere'"),
+    ("the module `no_such_module`\n", "the code has no name 'no_such_module'"),
     ("`from pipeline import no_such_name`\n", "has no attribute 'no_such_name'"),
     ("`nowhere_at_all.py`\n", "no file nowhere_at_all.py"),
     ("```\npasses/\n  hlo/gone.py    x\n```\n", "the tree's passes/hlo/gone.py does not exist"),
@@ -296,7 +297,7 @@ def test_what_exists_passes():
     page = ("```\npipeline/\n  reading/     x\n    source.py   x\n    op_rules.py, x.py\n```\n"
             "`pipeline.reading.source.load`, `pipeline/verifier/`, `Parsed`, `passes.control_dep.Fate`,\n"
             "`pipeline.run(source, stop_after=…)`, `from pipeline.sources import from_jax`, `python -m bench`,\n"
-            "XLA's `hlo.proto`, `ir.py`\n")
+            "XLA's `hlo.proto`, `ir.py`, the modules `lexical` and `drawing`\n")
     found = problems(page)
     assert found == ["L5: the tree's pipeline/reading/op_rules.py does not exist",
                      "L5: the tree's pipeline/reading/x.py does not exist"]
