@@ -1,8 +1,7 @@
 """Link #1 on XLA's parse: the module it runs on.
 
     module = view_of(parsed)         # the computations with control edges
-    PreserveControlDeps().run(module)
-    write_back(module)               # nothing left to write: parsed.proto is link #1's output
+    PreserveControlDeps().run(module)  # edits parsed.proto: once it returns, that is link #1's output
 
 The pass edits `parsed.proto` in place: each instruction it makes goes in
 as a new instruction before the one it feeds (`splice`), with the next free
@@ -29,11 +28,6 @@ def view_of(parsed) -> Module:
             with_edges.append(Computation(c, parsed.name, names, c.id == module.entry_computation_id, same,
                                           successors, instructions))
     return Module(parsed, with_edges, {c.id: c for c in module.computations})
-
-
-def write_back(module: Module) -> None:
-    """Nothing to write: link #1 makes its edits in `module.parsed.proto` as
-    it runs, and the proto is its output once `run` returns."""
 
 
 _SLOTS = 1 << 20  # sort keys: room for the made instructions before each read one

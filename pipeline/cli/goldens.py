@@ -25,7 +25,6 @@ from pipeline.xla import versions
 
 GOLDEN_FIELDS = ("report", "penguin_sha256")  # what a run is compared on
 SOURCE = "penguin"  # a fresh record's program text, written to its file by write_golden, never into the JSON
-UPDATE_HINT = "after an intended change: hlo2penguin regress DIR --update-goldens"
 
 
 def program_path(name: str, module: str, dialect: str) -> str:

@@ -224,22 +224,9 @@ def _numerics(module, inputs, expected) -> str:
 
 
 # The goldens' record logic lives in pipeline.cli.goldens; these names stay for callers of regress.
-_GOLDEN_FIELDS = goldens.GOLDEN_FIELDS
 _expected = goldens.expected
 _updated = goldens.updated
 _compare = goldens.compare
-
-
-def _load_json(path: str):
-    from pipeline import corpus
-
-    return corpus.read_golden(path)
-
-
-def _load_npz(path: str, key: str = "arg"):
-    from pipeline import corpus
-
-    return corpus.read_npz(path, key)
 
 
 def run(directory: str, update: bool = False, jobs: int = 1, progress=None, scheduler: str | None = None,

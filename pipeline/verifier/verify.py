@@ -1,6 +1,6 @@
 """The proof, without taking the chain's word for it: an independent verifier.
 
-    report = pipeline.verifier.verify("module.hlo", "program.py")
+    report = pipeline.verify("module.hlo", "program.py")   # = pipeline.verifier.verify.verify
     report.lost, report.spurious
 
 From the original HLO alone, read by XLA's parser (not by link #1, whose

@@ -38,7 +38,7 @@ import pipeline
 from bench.synthetic import many_predecessors
 from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
-from passes.hlo.view import view_of, write_back
+from passes.hlo.view import view_of
 from pipeline.xla.isolated import parse_with_xla, print_module
 from pipeline.xla import native
 from paths import REPO, TESTS
@@ -191,7 +191,6 @@ def test_ten_thousand_predecessors_through_link_1_alone():
         parsed = native.read(many_predecessors(n))
         module = view_of(parsed)
         result = PreserveControlDeps().run(module)
-        write_back(module)
         return parsed, module, result, parsed.serialized()
 
     small, _ = best_of(3, lambda: link1(1_000))
@@ -269,7 +268,7 @@ import jaxlib._hlo as xla_hlo
 from test_scale import big_module
 from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
-from passes.hlo.view import view_of, write_back
+from passes.hlo.view import view_of
 from pipeline.xla import native
 from pipeline.xla.native import print_options
 
@@ -286,7 +285,6 @@ for n in sizes:
     module = view_of(parsed)
     result = PreserveControlDeps().run(module)
     rewritten = time.perf_counter()
-    write_back(module)
     written = parsed.serialized()
     end = time.perf_counter()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -22,7 +22,7 @@ from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS, HAS_CONTROL
 from passes.hlo import proto as hlo_proto
 from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
-from passes.hlo.view import view_of, write_back
+from passes.hlo.view import view_of
 from pipeline.xla.native import parse_with_xla, print_options
 from pipeline.xla import native
 
@@ -219,7 +219,6 @@ def run(text: str, bundle: bool = False, source: str | None = None, parse=native
     parsed = parse(text, source)
     module = view_of(parsed)
     result = PreserveControlDeps(bundle=bundle).run(module)
-    write_back(module)
     done = Link1Run(parsed, module, result)
     done.xla  # every output is a module XLA reads and prints
     return done

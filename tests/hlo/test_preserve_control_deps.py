@@ -18,7 +18,7 @@ from passes.control_dep import CONTROL_DEP_TARGET, HAS_CONTROL_DEPS
 from passes.hlo import proto as hlo_proto
 from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
-from passes.hlo.view import view_of, write_back
+from passes.hlo.view import view_of
 from pipeline.xla import native
 
 
@@ -75,7 +75,6 @@ def run_in_place(parsed: Parsed):
     before = parsed.serialized()
     module = view_of(parsed)
     result = PreserveControlDeps().run(module)
-    write_back(module)
     return module, result, parsed.serialized() == before
 
 

@@ -27,7 +27,7 @@ from mlir_ops import function, ops
 from passes.control_dep import is_control_dep
 from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
-from passes.hlo.view import view_of, write_back
+from passes.hlo.view import view_of
 from passes.mlir import MHLO, STABLEHLO, FlattenControlDepTupleOperands
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.xla.importer import import_hlo, run_pipeline
@@ -162,7 +162,6 @@ def imported_example(dialect: str, bundle: bool) -> ir.Module:
     parsed = native.read(EXAMPLE_HLO)
     module = view_of(parsed)
     PreserveControlDeps(bundle=bundle).run(module)
-    write_back(module)
     return import_hlo(parsed, dialect, isolate=False)
 
 

@@ -23,7 +23,7 @@ from jax_programs import corpus
 from mlir_ops import function, ops
 from passes.control_dep import is_control_dep
 from passes.hlo.preserve_control_deps import Fate, PreserveControlDeps
-from passes.hlo.view import view_of, write_back
+from passes.hlo.view import view_of
 from passes.mlir import DIALECTS as FLATTEN
 from passes.mlir import FlattenControlDepTupleOperands, FlattenResult
 from pipeline.xla.importer import DIALECTS, import_hlo
@@ -75,11 +75,10 @@ def is_tupleish(value) -> bool:
 
 
 def link_1(text: str, source: str, bundle: bool):
-    """XLA's parse of `text` with link #1's edits written back into its proto, and link #1's result."""
+    """XLA's parse of `text` with link #1's edits made in its proto, and link #1's result."""
     parsed = parse(text, source)
     module = view_of(parsed)
     result = PreserveControlDeps(bundle=bundle).run(module)
-    write_back(module)
     return parsed, result
 
 

@@ -21,7 +21,7 @@ from jaxlib.mlir import ir
 from mlir_ops import functions, ops
 from pipeline.reading.parsed import Parsed
 from passes.hlo.preserve_control_deps import PreserveControlDeps
-from passes.hlo.view import view_of, write_back
+from passes.hlo.view import view_of
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.xla.importer import DIALECTS, ImportFailed, XlaWorker, _run_importer, import_hlo
 from pipeline.xla.mlir_context import make_context
@@ -51,11 +51,10 @@ def origin(op) -> tuple[str, str, str]:
 
 
 def after_link_1(text: str, bundle: bool = False) -> Parsed:
-    """XLA's parse of `text` with link #1's edits written back into its proto."""
+    """XLA's parse of `text` with link #1's edits made in its proto."""
     parsed = native.read(text)
     module = view_of(parsed)
     PreserveControlDeps(bundle=bundle).run(module)
-    write_back(module)
     return parsed
 
 

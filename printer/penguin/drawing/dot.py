@@ -5,7 +5,7 @@ dashed and red."""
 from __future__ import annotations
 
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, GNode, block_path, graph
-from printer.penguin.graph import Block, Instruction
+from printer.penguin.graph import Instruction
 
 # `Module` is named in annotations only (see model.py).
 
