@@ -1,7 +1,9 @@
 """What to do next, added to an error that is right but leads nowhere: one
 clause after the error's own line (`…; HINT`), so the message stays one
-line and the exit status 2. Every hint the chain and its commands give is
-made here, from the input and the error alone.
+line and the exit status 2. The hints read from the input's text and the
+error alone are made here; a hint that needs what a step knew (XLA's
+importer, a regress row, a worker) is made beside it (docs/architecture.md
+lists where).
 
     with_hint(err, parser_hint(text, str(err)))   # XLA's parser refused `text`
     with_hint(err, directory_hint(path))          # hlo2penguin was given a folder
