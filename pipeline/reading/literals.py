@@ -7,13 +7,16 @@ is one line, not numpy's overflow)."""
 from __future__ import annotations
 
 from passes.errors import ChainError
+from pipeline.reading.binary import LITERAL_VALUES
+from pipeline.reading.parameters import element_names
 
 __all__ = ["BadArgument", "literal_array"]
 
-# xla.PrimitiveType → the LiteralProto field holding its values (its numpy dtype:
-# pipeline.reading.parameters, the one table of element types)
-_FIELDS = {1: "preds", 2: "s8s", 3: "s16s", 4: "s32s", 5: "s64s", 6: "u8s", 7: "u16s", 8: "u32s", 9: "u64s",
-           10: "f16s", 11: "f32s", 12: "f64s", 15: "c64s", 16: "bf16s", 18: "c128s"}
+# xla.PrimitiveType → the LiteralProto field holding its values, XLA's name for the type and an "s"
+# (`f32s`), for each type whose field the binary reader's LiteralProto reads (its numpy dtype:
+# pipeline.reading.parameters, the one table of element types).
+_FIELDS = {element_type: f"{name}s" for element_type, name in element_names().items()
+           if f"{name}s" in LITERAL_VALUES}
 
 _DO = "pass inputs= yourself, or dump the snapshot again"
 
