@@ -57,7 +57,6 @@ _CLASSES = schema.message_classes("hlo2penguin/xla_dumps.proto", _READS, "hlo2pe
 HloProto = _CLASSES["HloProto"]
 HloSnapshot = _CLASSES["HloSnapshot"]
 LiteralProto = _CLASSES["LiteralProto"]
-LITERAL_VALUES = frozenset(_READS["LiteralProto"]) - {"shape", "tuple_literals"}  # the value fields read
 
 
 class BadBinary(ChainError):
@@ -243,6 +242,9 @@ _BUFFERS = {schema.number("BufferAssignmentProto", "logical_buffers"),  # buffer
             schema.number("BufferAssignmentProto", "buffer_allocations")}
 
 
+_PROTOBUF_DEPTH = 100  # how deep protobuf (upb, and XLA's C++ reader) decodes nested messages
+
+
 def _diagnosis(data: bytes, where: str) -> BadBinary:
     size = f"{len(data)} bytes"
     followed = wire.module_end(data, _read)
@@ -275,10 +277,10 @@ def _diagnosis(data: bytes, where: str) -> BadBinary:
         if broken is not None:
             return BadBinary(f"a truncated or corrupted {kind}: decoding its module fails at byte {broken.offset} "
                              f"of {size}: {broken.why}; dump it again, or {WHAT_TO_GIVE}", where)
-    if wire.conforms(data, "HloModuleProto", wire.MODULE_FORMS) and _undecodable(data):
-        return BadBinary(f"an HloModuleProto whose wire format reads but which protobuf does not decode (it nests "
-                         f"past protobuf's 100 levels, deeper than XLA reads back, or a name is not UTF-8): "
-                         f"{WHAT_TO_GIVE}", where)
+    depth = wire.nesting(data, "HloModuleProto", wire.MODULE_FORMS)
+    if depth is not None and depth > _PROTOBUF_DEPTH and _undecodable(data):
+        return BadBinary(f"an HloModuleProto whose messages nest {depth} deep, past the {_PROTOBUF_DEPTH} levels "
+                         f"protobuf decodes (XLA reads back none that deep): {WHAT_TO_GIVE}", where)
     listed = ", ".join(map(str, numbers[:8])) + (", …" if len(numbers) > 8 else "")
     return BadBinary(f"a protobuf message of another type (fields {listed}), not an HLO module: XLA writes "
                      f"memory-usage reports and options beside its modules, as *.pb too; {WHAT_TO_GIVE}", where,

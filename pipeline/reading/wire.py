@@ -16,7 +16,7 @@ from __future__ import annotations
 from passes.hlo import schema
 from passes.hlo.schema import I32, I64, LEN, VARINT
 
-__all__ = ["FORMS", "MODULE_FORMS", "OUTER", "Broken", "broken_inside", "conforms", "module_end", "scan", "starts_as_module"]
+__all__ = ["FORMS", "MODULE_FORMS", "OUTER", "Broken", "broken_inside", "conforms", "module_end", "nesting", "scan", "starts_as_module"]
 
 
 class Broken(Exception):
@@ -85,25 +85,32 @@ def conforms(data: bytes, message: str, forms: dict = FORMS) -> bool:
     """Whether `data` is a `message` of `forms`, down to its last nested
     message: each declared field with its wire type (a stack, not
     recursion). Fields not declared pass: XLA adds fields to its messages."""
-    stack = [(0, len(data), message)]
+    return nesting(data, message, forms) is not None
+
+
+def nesting(data: bytes, message: str, forms: dict = FORMS) -> int | None:
+    """How deep the messages of `data`, a `message` of `forms`, nest (1:
+    no message inside), or None if it is no such message (`conforms`)."""
+    stack, deepest = [(0, len(data), message, 1)], 0
     while stack:
-        start, end, name = stack.pop()
+        start, end, name, depth = stack.pop()
+        deepest = max(deepest, depth)
         try:
             fields = scan(data, start, end)
         except Broken:
-            return False
+            return None
         for number, wire, at, after in fields:
             form = forms[name].get(number)
             if form is None:  # a field newer than these declarations
                 continue
             if form in _WIRES:
                 if wire not in _WIRES[form]:
-                    return False
+                    return None
             elif wire != LEN:
-                return False
+                return None
             else:
-                stack.append((at, after, form))
-    return True
+                stack.append((at, after, form, depth + 1))
+    return deepest
 
 
 # The outer fields of the messages that hold a module ({number: wire type}), the module's field 1 in each.
