@@ -72,7 +72,6 @@ class _Run:
         self.bundle = options.bundle
         self.module = module
         self._taken: set[str] | None = None
-        self._shape_bytes: dict[int, bytes] = {}
 
     def run(self) -> PreserveResult:
         result = PreserveResult()
@@ -81,17 +80,6 @@ class _Run:
         if any(e.fate is not Fate.DROPPED for e in result.edges):  # a call was made: as the binary, only then
             self.module.parsed.proto.frontend_attributes.map[HAS_CONTROL_DEPS] = HAS_CONTROL_DEPS_VALUE
         return result
-
-    def shape_bytes(self, index: dict, ids: list[int]) -> list[bytes]:
-        """The instructions' shapes, serialized (a tuple's elements): each
-        once, however often it is bundled."""
-        cache, out = self._shape_bytes, []
-        for i in ids:
-            found = cache.get(i)
-            if found is None:
-                found = cache[i] = index[i].shape.SerializeToString()
-            out.append(found)
-        return out
 
     @property
     def taken(self) -> set[str]:
@@ -178,7 +166,7 @@ class _ComputationRewrite:
         for bundle in self.grown:
             shape = index[bundle].shape
             del shape.tuple_shapes[:]
-            shape.tuple_shapes.extend(self.pass_.shape_bytes(index, index[bundle].operand_ids))
+            shape.tuple_shapes.extend(index[i].shape for i in index[bundle].operand_ids)
         if self.made:
             self.splice()
 
@@ -384,7 +372,7 @@ class _ComputationRewrite:
                                   bundled, None)
                 shape = index[bundle].shape
                 shape.element_type = hlo_proto.TUPLE
-                shape.tuple_shapes.extend(pass_.shape_bytes(index, bundled))
+                shape.tuple_shapes.extend(index[i].shape for i in bundled)
                 operands = [bundle] if plain else [bundle] + [p for p in preds if self.future(p)]
         cc = self.add(target, pass_.fresh_name(f"{target_name}.control-dep"), "custom-call",
                       operands + [data], target)

@@ -40,7 +40,7 @@ from pipeline.reading.source import identify, load
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
 from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
-from pipeline.xla.isolated import XlaRejected, XlaWorker, parse, print_module, with_module_config
+from pipeline.xla.isolated import XlaRejected, XlaWorker, own_proto_verdict, print_module, with_module_config
 from printer import print_penguin
 from printer.penguin import Module as PenguinModule
 
@@ -141,16 +141,9 @@ class XlaCheck:
 def _refuse_if_xla_cannot_read_its_own_proto(work: Work) -> None:
     """On an error reading link #1's output back: if XLA refuses its own
     proto of the input, unedited, that is the input's problem, not link
-    #1's, and the one line says so (XLA's text parser checks less than its
-    proto reader: a pipelined recv-done, a shape nested past 100 levels)."""
-    data = work.read_proto
-    try:
-        if not data:  # not kept (no check): XLA reads the text again, on this error path only
-            data = parse(work.parsed.text, work.where, isolate=work.options.isolate).serialized()
-        print_module(data, work.where, isolate=work.options.isolate)  # a fresh child: the last may have died
-    except XlaRejected as own:
-        raise XlaRejected(f"{work.where}: XLA's parser reads the text, but XLA refuses its own proto of it "
-                          f"(the form link #1 edits and link #2 imports): {getattr(own, 'reason', own)}") from None
+    #1's, and the one line says so (`own_proto_verdict`)."""
+    # read_proto not kept (no check): XLA reads the text again, on this error path only
+    own_proto_verdict(work.read_proto, work.parsed.text, work.where, isolate=work.options.isolate)
 
 
 class Import:

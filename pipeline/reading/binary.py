@@ -6,7 +6,7 @@ an `HloSnapshot`, which XLA writes with `--xla_dump_hlo_snapshots`
 and a serialized `jax.export` artifact (`exported.serialize()`), which the
 chain compiles as `sources.from_export` does (`sources.export_module`).
 
-    kind = sniff(data)                    # "text", "proto" or "jax.export"
+    kind = source.kind_of(data)           # "text", "proto" or "jax.export" (`sniff`)
     found = read_binary(data, "x.hlo.pb")  # a BinaryModule: kind, module (bytes), arguments()
 
 Anything else binary is a `BadBinary`: one line that says what it is (a
@@ -16,15 +16,16 @@ what to give instead. XLA's own reading of a module (`isolated.read_proto`)
 is the verdict on it; the chain then works on the proto as given, so the
 names in reports and programs are the proto's instruction names.
 
-Why the messages are declared here: jaxlib ships neither XLA's `.proto`
-files nor Python classes for them, so `protobuf`'s descriptor API declares
-the few fields the chain reads, with the field numbers of XLA's
-`xla/service/hlo.proto` and `xla/xla_data.proto` (they are XLA's wire
-format). The module itself is `passes.hlo.proto.HloModuleProto`. Python's
-protobuf parses any bytes as any message (what it does not know is an
-unknown field) and says nowhere where decoding failed, so telling the
-message types apart, and the byte a broken proto breaks at, is a walk of
-the wire format against the declared field numbers (`_conforms`, `_scan`).
+Why the messages are declared in Python: jaxlib ships neither XLA's
+`.proto` files nor Python classes for them, so the classes here are built
+with protobuf's descriptor API from the one declaration of XLA's schema
+(`passes.hlo.schema`: the field numbers of XLA's `xla/service/hlo.proto`
+and `xla/xla_data.proto`, which are XLA's wire format). The module itself
+is `passes.hlo.proto.HloModuleProto`. Python's protobuf parses any bytes as
+any message (what it does not know is an unknown field) and says nowhere
+where decoding failed, so telling the message types apart, and the byte a
+broken proto breaks at, is a walk of the wire format against the declared
+field numbers (`pipeline.reading.wire`), hand-written here.
 """
 
 from __future__ import annotations
@@ -32,62 +33,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from google.protobuf import descriptor_pb2
 from google.protobuf.message import DecodeError
 
 from passes.errors import ChainError
-from passes.hlo import proto as hlo_proto
+from passes.hlo import schema
+from pipeline.reading import wire
 from pipeline.reading.parsed import decode_proto
 
 __all__ = ["BadBinary", "BinaryModule", "read_binary", "sniff"]
 
-_F = descriptor_pb2.FieldDescriptorProto
-_OPT, _REP = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
-_PACKAGE = "hlo2penguin.xla_dumps"
-
-# (message, [(field, number, type, label, message type)]): XLA's numbers.
-_SCHEMA = [
-    ("LayoutProto", [("minor_to_major", 1, _F.TYPE_INT64, _REP, None)]),
-    ("ShapeProto", [
-        ("element_type", 2, _F.TYPE_INT32, _OPT, None),
-        ("dimensions", 3, _F.TYPE_INT64, _REP, None),
-        ("tuple_shapes", 4, _F.TYPE_MESSAGE, _REP, "ShapeProto"),
-        ("layout", 5, _F.TYPE_MESSAGE, _OPT, "LayoutProto"),
-    ]),
-    ("LiteralProto", [
-        ("shape", 1, _F.TYPE_MESSAGE, _OPT, "ShapeProto"),
-        ("preds", 2, _F.TYPE_BOOL, _REP, None),
-        ("u8s", 3, _F.TYPE_BYTES, _OPT, None),
-        ("s32s", 4, _F.TYPE_INT32, _REP, None),
-        ("s64s", 5, _F.TYPE_INT64, _REP, None),
-        ("u32s", 6, _F.TYPE_UINT32, _REP, None),
-        ("u64s", 7, _F.TYPE_UINT64, _REP, None),
-        ("f32s", 8, _F.TYPE_FLOAT, _REP, None),
-        ("f64s", 9, _F.TYPE_DOUBLE, _REP, None),
-        ("tuple_literals", 10, _F.TYPE_MESSAGE, _REP, "LiteralProto"),
-        ("f16s", 11, _F.TYPE_BYTES, _OPT, None),
-        ("c64s", 12, _F.TYPE_FLOAT, _REP, None),
-        ("bf16s", 13, _F.TYPE_BYTES, _OPT, None),
-        ("s8s", 15, _F.TYPE_BYTES, _OPT, None),
-        ("u16s", 16, _F.TYPE_BYTES, _OPT, None),
-        ("s16s", 17, _F.TYPE_BYTES, _OPT, None),
-        ("c128s", 18, _F.TYPE_DOUBLE, _REP, None),
-    ]),
-    # The module stays bytes: the chain reads it as passes.hlo.proto's HloModuleProto, as XLA wrote it.
-    ("HloProto", [
-        ("hlo_module", 1, _F.TYPE_BYTES, _OPT, None),
-        ("buffer_assignment", 3, _F.TYPE_BYTES, _OPT, None),
-    ]),
-    ("HloSnapshot", [
-        ("hlo", 1, _F.TYPE_MESSAGE, _OPT, "HloProto"),
-        ("arguments", 2, _F.TYPE_MESSAGE, _REP, "LiteralProto"),
-        ("result", 3, _F.TYPE_MESSAGE, _OPT, "LiteralProto"),
-        ("execution_platform", 4, _F.TYPE_STRING, _OPT, None),
-    ]),
-]
-
-
-_CLASSES = hlo_proto.message_classes("hlo2penguin/xla_dumps.proto", _SCHEMA, package=_PACKAGE)
+# The parts of XLA's schema (`passes.hlo.schema`) read here: {message: [field]}, None for all declared.
+# The module stays bytes (`as_bytes`): the chain reads it as passes.hlo.proto's HloModuleProto, as XLA wrote it.
+_READS = {
+    "LayoutProto": None,
+    "ShapeProto": None,
+    "LiteralProto": ["shape", "preds", "u8s", "s32s", "s64s", "u32s", "u64s", "f32s", "f64s", "tuple_literals",
+                     "f16s", "c64s", "bf16s", "s8s", "u16s", "s16s", "c128s"],
+    "HloProto": None,
+    "HloSnapshot": None,
+}
+_CLASSES = schema.message_classes("hlo2penguin/xla_dumps.proto", _READS, "hlo2penguin.xla_dumps",
+                                  as_bytes=("HloProto.hlo_module", "HloProto.buffer_assignment"))
 HloProto = _CLASSES["HloProto"]
 HloSnapshot = _CLASSES["HloSnapshot"]
 LiteralProto = _CLASSES["LiteralProto"]
@@ -147,7 +113,7 @@ def sniff(data: bytes | str) -> str:
     never does, tab and line breaks aside. So bytes without one are text
     (not UTF-8: the text's own error says where); bytes with one are binary,
     unless they are UTF-8 that does not even start as a module's message
-    (`_starts_as_module`) and reads as none: text with a stray control
+    (`wire.starts_as_module`) and reads as none: text with a stray control
     character, for XLA's parser to say where."""
     if isinstance(data, str) or _CONTROL_CHARACTER.search(data) is None:
         return "text"
@@ -157,39 +123,13 @@ def sniff(data: bytes | str) -> str:
         data.decode("utf-8")
     except UnicodeDecodeError:
         return "proto"
-    if _starts_as_module(data) or _read(data) is not None:
+    if wire.starts_as_module(data) or _read(data) is not None:
         return "proto"
     return "text"
 
 
 # What no text has (tab, line breaks and form feed aside), searched for in the whole input.
 _CONTROL_CHARACTER = re.compile(b"[\x00-\x08\x0e-\x1f]")
-
-
-def _starts_as_module(data: bytes) -> bool:
-    """Whether `data` starts as a serialized HloModuleProto, HloProto or
-    HloSnapshot does: its first two fields are fields that message has, of
-    their wire types (`_OUTER`), or the data ends inside or after the first
-    one (cut short). Text with a stray control character does not."""
-    end = len(data)
-    for fields_of in _OUTER.values():
-        at, count = 0, 0
-        while count < 2 and at < end:
-            try:
-                tag, at = _varint(data, at, end)
-                if fields_of.get(tag >> 3) != tag & 7:
-                    break
-                if tag & 7 == _LEN:
-                    length, at = _varint(data, at, end)
-                    at += length
-                else:
-                    _, at = _varint(data, at, end)
-            except _Broken:  # the data ends inside a number: cut short
-                at = end + 1
-            count += 1
-        else:
-            return count > 0
-    return False
 
 
 def _looks_like_flatbuffer(data: bytes) -> bool:
@@ -239,7 +179,7 @@ def _read(data: bytes) -> BinaryModule | None:
         hlo = None
     if hlo is not None and hlo.hlo_module:
         module = _as_module(hlo.hlo_module)
-        if module is not None and not _other_fields(data, {1, 3}):
+        if module is not None and not _other_fields(data, set(wire.OUTER["HloProto"])):
             return BinaryModule("HloProto", hlo.hlo_module, module)
     try:
         snapshot = HloSnapshot.FromString(data)
@@ -247,7 +187,7 @@ def _read(data: bytes) -> BinaryModule | None:
         snapshot = None
     if snapshot is not None and snapshot.hlo.hlo_module:
         module = _as_module(snapshot.hlo.hlo_module)
-        if module is not None and not _other_fields(data, {1, 2, 3, 4}):
+        if module is not None and not _other_fields(data, set(wire.OUTER["HloSnapshot"])):
             return BinaryModule("HloSnapshot", snapshot.hlo.hlo_module, module, list(snapshot.arguments))
     return None
 
@@ -275,10 +215,18 @@ def _as_module(data: bytes):
     return module
 
 
+def _undecodable(data: bytes) -> bool:
+    try:
+        decode_proto(data)
+    except DecodeError:
+        return True
+    return False
+
+
 def _other_fields(data: bytes, numbers: set[int]) -> bool:
     try:
-        return any(number not in numbers for number, _, _, _ in _scan(data, 0, len(data)))
-    except _Broken:
+        return any(number not in numbers for number, _, _, _ in wire.scan(data, 0, len(data)))
+    except wire.Broken:
         return True
 
 
@@ -287,221 +235,53 @@ def _other_fields(data: bytes, numbers: set[int]) -> bool:
 # --------------------------------------------------------------------------
 
 
-class _Broken(Exception):
-    def __init__(self, offset: int, why: str):
-        super().__init__(why)
-        self.offset, self.why = offset, why
+_SNAPSHOT_ARGUMENTS = schema.number("HloSnapshot", "arguments")
+_SNAPSHOT_PLATFORM = schema.number("HloSnapshot", "execution_platform")
+_BUFFER_ASSIGNMENT = schema.number("HloProto", "buffer_assignment")  # an HloProto's other field than its module
+_BUFFERS = {schema.number("BufferAssignmentProto", "logical_buffers"),  # buffers and their allocations
+            schema.number("BufferAssignmentProto", "buffer_allocations")}
 
 
-_VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
-
-
-def _varint(data: bytes, at: int, end: int) -> tuple[int, int]:
-    value, shift, start = 0, 0, at
-    while True:
-        if at >= end:
-            raise _Broken(start, "the data ends inside a number (truncated)")
-        byte = data[at]
-        value |= (byte & 0x7F) << shift
-        at += 1
-        if not byte & 0x80:
-            return value, at
-        shift += 7
-        if shift >= 70:
-            raise _Broken(start, "a number longer than 10 bytes")
-
-
-def _scan(data: bytes, start: int, end: int) -> list[tuple[int, int, int, int]]:
-    """The fields of the message in data[start:end], as (number, wire type,
-    payload start, payload end); _Broken at the byte where the wire format breaks."""
-    fields, at = [], start
-    while at < end:
-        tag_at = at
-        tag, at = _varint(data, at, end)
-        number, wire = tag >> 3, tag & 7
-        if number == 0:
-            raise _Broken(tag_at, "a field numbered 0")
-        if wire == _VARINT:
-            _, after = _varint(data, at, end)
-        elif wire == _I64:
-            after = at + 8
-        elif wire == _I32:
-            after = at + 4
-        elif wire == _LEN:
-            length, at = _varint(data, at, end)
-            after = at + length
-        else:
-            raise _Broken(tag_at, f"field {number} has wire type {wire}, which protobuf does not write")
-        if after > end:
-            raise _Broken(tag_at, f"field {number} needs {after - at} bytes, {end - at} remain (truncated)")
-        fields.append((number, wire, at, after))
-        at = after
-    return fields
-
-
-# Messages XLA writes beside its modules, to name them: {number: wire form},
-# where a form is "varint", "len" (bytes or a string), "packed" (a repeated
-# number: one at a time or packed), "i32", "i64", or a message's name here.
-_SHAPES = {
-    "LiteralProto": {1: "len", 2: "packed", 3: "len", 4: "packed", 5: "packed", 6: "packed", 7: "packed",
-                     8: "packed32", 9: "packed64", 10: "LiteralProto", 11: "len", 12: "packed32", 13: "len",
-                     14: "packed", 15: "len", 16: "len", 17: "len", 18: "packed64", 19: "len", 20: "len",
-                     21: "len", 22: "len", 23: "len", 24: "len", 25: "len", 26: "len", 27: "len", 28: "len",
-                     29: "len", 30: "len", 31: "len", 32: "len", 33: "len"},
-    "HloProto (no module)": {3: "len"},
-    "HloSnapshot": {1: "HloProto (no module)", 2: "LiteralProto", 3: "LiteralProto", 4: "len"},
-    "BufferAssignmentProto": {1: "LogicalBufferProto", 2: "BufferAlias", 3: "BufferAllocationProto",
-                              4: "HeapSimulatorTrace"},
-    "LogicalBufferProto": {1: "varint", 2: "varint", 3: "Location", 4: "varint"},
-    "Location": {2: "len", 3: "packed", 4: "varint"},
-    "BufferAlias": {1: "varint", 2: "Location"},
-    "BufferAllocationProto": {1: "varint", 2: "varint", 3: "varint", 5: "varint", 6: "varint", 7: "varint",
-                              8: "varint", 9: "Assigned", 10: "packed", 11: "varint", 12: "varint"},
-    "Assigned": {1: "varint", 2: "varint", 3: "varint"},
-    "HeapSimulatorTrace": {1: "Event", 2: "varint", 3: "varint"},
-    "Event": {1: "varint", 2: "varint", 3: "len", 4: "len", 5: "varint"},
-}
-_WIRES = {"varint": {_VARINT}, "len": {_LEN}, "packed": {_VARINT, _LEN}, "packed32": {_I32, _LEN},
-          "packed64": {_I64, _LEN}, "i32": {_I32}, "i64": {_I64}}
-
-
-def _conforms(data: bytes, message: str) -> bool:
-    """Whether `data` is a `message` of `_SHAPES`, down to its last nested
-    message: each declared field with its wire type (a stack, not
-    recursion). Fields not declared pass: XLA adds fields to its messages."""
-    stack = [(0, len(data), message)]
-    while stack:
-        start, end, name = stack.pop()
-        try:
-            fields = _scan(data, start, end)
-        except _Broken:
-            return False
-        for number, wire, at, after in fields:
-            form = _SHAPES[name].get(number)
-            if form is None:  # a field newer than these declarations
-                continue
-            if form in _WIRES:
-                if wire not in _WIRES[form]:
-                    return False
-            elif wire != _LEN:
-                return False
-            else:
-                stack.append((at, after, form))
-    return True
+_PROTOBUF_DEPTH = 100  # how deep protobuf (upb, and XLA's C++ reader) decodes nested messages
 
 
 def _diagnosis(data: bytes, where: str) -> BadBinary:
     size = f"{len(data)} bytes"
-    followed = _module_then_rest(data)
+    followed = wire.module_end(data, _read)
     if followed is not None:
         kind, at, why = followed
         return BadBinary(f"a truncated or corrupted {kind}: a whole module ends at byte {at} of {size}, and the "
                          f"{len(data) - at} bytes after it do not read as its fields: {why}; dump it again, or "
                          f"{WHAT_TO_GIVE}", where)
     try:
-        fields = _scan(data, 0, len(data))
-    except _Broken as broken:
+        fields = wire.scan(data, 0, len(data))
+    except wire.Broken as broken:
         # A module, a module's HloProto and an HloSnapshot all start with their field 1, a message (byte 0x0a).
         return BadBinary(f"a truncated or corrupted proto (and no jax.export artifact): protobuf decoding fails at "
                          f"byte {broken.offset} of {size}: {broken.why}; dump it again, or {WHAT_TO_GIVE}", where,
                          broken=data[:1] == b"\n")
     numbers = sorted({number for number, *_ in fields})
-    if _conforms(data, "HloSnapshot") and (4 in numbers or 2 in numbers):
+    if wire.conforms(data, "HloSnapshot") and {_SNAPSHOT_PLATFORM, _SNAPSHOT_ARGUMENTS} & set(numbers):
         return BadBinary("an HloSnapshot without a module (its hlo.hlo_module is empty): give a snapshot "
                          "that holds its module, or the module's *.hlo.pb dump", where)
-    if numbers == [3] and _conforms(data, "HloProto (no module)"):
+    if numbers == [_BUFFER_ASSIGNMENT] and wire.conforms(data, "HloProto"):
         return BadBinary("an HloProto without a module (its hlo_module is empty): give a dump that holds "
                          "its module", where)
-    if {1, 3} <= set(numbers) and _conforms(data, "BufferAssignmentProto"):  # buffers and their allocations
+    if _BUFFERS <= set(numbers) and wire.conforms(data, "BufferAssignmentProto"):
         return BadBinary(f"a BufferAssignmentProto (XLA's buffer assignment), not an HLO module: {WHAT_TO_GIVE}",
                          where, broken=False)
     # The outer messages read, as a module's wrappers, but the module inside does not: where does it break?
     for kind, outers in (("HloModuleProto", ()), ("HloProto", ("HloProto",)),
                          ("HloSnapshot", ("HloSnapshot", "HloProto"))):
-        broken = _broken_inside(data, outers)
+        broken = wire.broken_inside(data, outers)
         if broken is not None:
             return BadBinary(f"a truncated or corrupted {kind}: decoding its module fails at byte {broken.offset} "
                              f"of {size}: {broken.why}; dump it again, or {WHAT_TO_GIVE}", where)
+    depth = wire.nesting(data, "HloModuleProto", wire.MODULE_FORMS)
+    if depth is not None and depth > _PROTOBUF_DEPTH and _undecodable(data):
+        return BadBinary(f"an HloModuleProto whose messages nest {depth} deep, past the {_PROTOBUF_DEPTH} levels "
+                         f"protobuf decodes (XLA reads back none that deep): {WHAT_TO_GIVE}", where)
     listed = ", ".join(map(str, numbers[:8])) + (", …" if len(numbers) > 8 else "")
     return BadBinary(f"a protobuf message of another type (fields {listed}), not an HLO module: XLA writes "
                      f"memory-usage reports and options beside its modules, as *.pb too; {WHAT_TO_GIVE}", where,
                      broken=False)
-
-
-# The outer fields of the messages that hold a module ({number: wire type}), the module's field 1 in each.
-_OUTER = {
-    "HloModuleProto": {1: _LEN, 2: _LEN, 3: _LEN, 4: _LEN, 5: _VARINT, 6: _VARINT, 7: _LEN, 8: _LEN, 10: _LEN,
-                       11: _VARINT, 12: _LEN, 13: _LEN, 14: _LEN, 15: _LEN, 16: _VARINT, 17: _LEN, 18: _LEN,
-                       19: _LEN},
-    "HloProto": {1: _LEN, 3: _LEN},
-    "HloSnapshot": {1: _LEN, 2: _LEN, 3: _LEN, 4: _LEN},
-}
-
-
-def _module_then_rest(data: bytes) -> tuple[str, int, str] | None:
-    """(kind, byte, why) if `data` up to `byte` is a whole module's message
-    (its outer fields, as `_OUTER` has them, read as a module) and the rest
-    is not: garbage after a module, or a later field cut short. None if no
-    such byte (the module itself breaks: the other diagnoses say where)."""
-    end = len(data)
-    for kind, fields_of in _OUTER.items():
-        at = 0
-        while at < end:
-            try:
-                tag, after = _varint(data, at, end)
-                number, wire = tag >> 3, tag & 7
-                if fields_of.get(number) != wire:
-                    why = f"field {number} (wire type {wire}) is no field of an {kind}"
-                    break
-                if wire == _LEN:
-                    length, after = _varint(data, after, end)
-                    after += length
-                else:
-                    _, after = _varint(data, after, end)
-            except _Broken as broken:
-                why = broken.why
-                break
-            if after > end:
-                why = f"field {number} needs {after - end} bytes more than remain (truncated)"
-                break
-            at = after
-        if 0 < at < end:
-            found = _read(data[:at])
-            if found is not None:
-                return found.kind, at, why
-    return None
-
-
-def _broken_inside(data: bytes, outers: tuple[str, ...]) -> _Broken | None:
-    """If `data` is the messages `outers` around an HloModuleProto (each
-    one's outer fields as `_OUTER` has them, the next one in its field 1),
-    and the module's wire format breaks: where (None if it reads, or
-    `data` is not such a nesting)."""
-    start, end = 0, len(data)
-    for outer in (*outers, "HloModuleProto"):
-        try:
-            fields = _scan(data, start, end)
-        except _Broken as broken:
-            return broken if outer == "HloModuleProto" and outers else None
-        if not fields or any(_OUTER[outer].get(n) != w for n, w, _, _ in fields):
-            return None
-        if outer == "HloModuleProto":
-            break
-        inner = [f for f in fields if f[0] == 1]
-        if len(inner) != 1:
-            return None
-        start, end = inner[0][2], inner[0][3]
-    names = [f for f in fields if f[0] == 1]
-    try:
-        if len(names) != 1 or not data[names[0][2]:names[0][3]].decode("utf-8").strip():
-            return None  # a module has one name
-        for number, _, at, after in fields:  # its computations, then their instructions
-            if number == 3:
-                for inner_number, wire, i_at, i_after in _scan(data, at, after):
-                    if inner_number == 2 and wire == _LEN:
-                        _scan(data, i_at, i_after)
-    except UnicodeDecodeError:
-        return None
-    except _Broken as broken:
-        return broken
-    return None

@@ -7,13 +7,19 @@ is one line, not numpy's overflow)."""
 from __future__ import annotations
 
 from passes.errors import ChainError
+from pipeline.reading.parameters import element_names
 
 __all__ = ["BadArgument", "literal_array"]
 
-# xla.PrimitiveType → the LiteralProto field holding its values (its numpy dtype:
-# pipeline.reading.parameters, the one table of element types)
-_FIELDS = {1: "preds", 2: "s8s", 3: "s16s", 4: "s32s", 5: "s64s", 6: "u8s", 7: "u16s", 8: "u32s", 9: "u64s",
-           10: "f16s", 11: "f32s", 12: "f64s", 15: "c64s", 16: "bf16s", 18: "c128s"}
+
+def _value_fields(literal) -> dict[int, str]:
+    """xla.PrimitiveType → the LiteralProto field holding its values, XLA's
+    name for the type and an "s" (`f32s`), for each type whose field the
+    literal's class reads (`pipeline.reading.binary`; its numpy dtype:
+    pipeline.reading.parameters, the one table of element types)."""
+    read = literal.DESCRIPTOR.fields_by_name
+    return {element_type: f"{name}s" for element_type, name in element_names().items() if f"{name}s" in read}
+
 
 _DO = "pass inputs= yourself, or dump the snapshot again"
 
@@ -31,10 +37,11 @@ def literal_array(literal, index: int, where: str):
 
     shape = literal.shape
     what = f"argument {index} of the snapshot"
-    if shape.element_type not in _FIELDS:
+    fields = _value_fields(literal)
+    if shape.element_type not in fields:
         raise BadArgument(f"{what} has XLA element type {shape.element_type}, which the chain does not read "
                           f"back: pass inputs= yourself", where)
-    dtype, field_name = element_dtype(shape.element_type), _FIELDS[shape.element_type]
+    dtype, field_name = element_dtype(shape.element_type), fields[shape.element_type]
     dims = [int(d) for d in shape.dimensions]
     if any(d < 0 for d in dims):
         raise BadArgument(f"{what} has shape {dims}, with a negative dimension: {_DO}", where)

@@ -22,7 +22,8 @@ import numpy as np
 from passes.errors import ChainError
 from passes.hlo import proto as hlo_proto
 
-__all__ = ["BadInputs", "Parameter", "checked_inputs", "element_dtype", "entry_parameters", "shape_text"]
+__all__ = ["BadInputs", "Parameter", "checked_inputs", "element_dtype", "element_names", "entry_parameters",
+           "shape_text"]
 
 # xla.PrimitiveType (xla_data.proto) → the name XLA's text gives it, and numpy's dtype name.
 _ELEMENTS = {1: ("pred", "bool"), 2: ("s8", "int8"), 3: ("s16", "int16"), 4: ("s32", "int32"),
@@ -31,6 +32,11 @@ _ELEMENTS = {1: ("pred", "bool"), 2: ("s8", "int8"), 3: ("s16", "int16"), 4: ("s
              15: ("c64", "complex64"), 16: ("bf16", "bfloat16"), 18: ("c128", "complex128"),
              19: ("f8e5m2", "float8_e5m2"), 20: ("f8e4m3fn", "float8_e4m3fn")}
 _BY_DTYPE = {dtype: hlo for hlo, dtype in _ELEMENTS.values()}
+
+
+def element_names() -> dict[int, str]:
+    """{xla.PrimitiveType: the name XLA's text gives it} of every element type the chain reads."""
+    return {element_type: hlo for element_type, (hlo, _) in _ELEMENTS.items()}
 
 
 def element_dtype(element_type: int) -> np.dtype | None:
@@ -88,7 +94,7 @@ def _fit(value, parameter: Parameter, index: int, where: str | None):
         if shape.element_type != hlo_proto.TUPLE:
             _array(value, shape, parameter, index, path, where)
             continue
-        elements = [hlo_proto.ShapeProto.FromString(s) for s in shape.tuple_shapes]
+        elements = list(shape.tuple_shapes)
         if not isinstance(value, (tuple, list)) or len(value) != len(elements):
             given = f"{len(value)} element(s)" if isinstance(value, (tuple, list)) else _given(value)
             raise _mismatch(parameter, index, path, shape, given, where, "a tuple or list of its elements")
@@ -138,7 +144,7 @@ def shape_text(shape) -> str:
         if isinstance(item, str):  # a separator or a closing parenthesis
             out.append(item)
         elif item.element_type == hlo_proto.TUPLE:
-            elements = [hlo_proto.ShapeProto.FromString(s) for s in item.tuple_shapes]
+            elements = list(item.tuple_shapes)
             out.append("(")
             stack.append(")")
             for k in reversed(range(len(elements))):

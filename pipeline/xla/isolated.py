@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from google.protobuf.message import DecodeError
+
 from pipeline.reading.lexical import TUPLE_ELEMENT, module_header
 from pipeline.reading.parsed import Parsed
 from pipeline.xla import native
@@ -16,7 +18,7 @@ from pipeline.xla import worker as xla_child
 from pipeline.xla.worker import WorkerDied, WorkerGone, WorkerTimedOut, XlaWorker, how_it_ended
 
 __all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "check", "cpu_outputs",
-           "first_said", "parse", "parse_with_xla", "print_module", "read_proto", "refusal"]
+           "first_said", "own_proto_verdict", "parse", "parse_with_xla", "print_module", "read_proto", "refusal"]
 
 
 # The `%t#i` operand; jaxlib 0.10.2's parser does not know it (pipeline.xla.versions).
@@ -41,11 +43,31 @@ def parse(text: str, source: str | None = None, *, isolate: bool = False,
     abort is an XlaRejected too."""
     text = readable_text(text)
     if not isolate:
-        return native.read(text, source)
-    status, answer = _in_child(worker, "parse", text.encode("utf-8"), "XLA's parser", source)
-    if status != "ok":
-        raise refusal(answer.decode("utf-8", "replace"), source)
-    return Parsed.from_serialized(answer, text, source)
+        answer = native.parse_with_xla(text, source).as_serialized_hlo_module_proto()
+    else:
+        status, answer = _in_child(worker, "parse", text.encode("utf-8"), "XLA's parser", source)
+        if status != "ok":
+            raise refusal(answer.decode("utf-8", "replace"), source)
+    try:
+        return Parsed.from_serialized(answer, text, source)
+    except DecodeError:  # protobuf decodes no deeper than XLA reads back (a shape nested 100 deep): XLA says why
+        own_proto_verdict(answer, text, source, isolate=isolate)
+        raise
+
+
+def own_proto_verdict(data: bytes, text: str | None, source: str | None, *, isolate: bool = False) -> None:
+    """XLA's verdict on its own proto `data` of `text` (None: XLA reads the
+    text again, in a fresh child with `isolate`): if XLA refuses it, that is
+    the input's problem (XLA's text parser checks less than its proto reader:
+    a pipelined recv-done, a shape nested past 100 levels), and the
+    XlaRejected says so."""
+    try:
+        if not data:
+            data = parse(text, source, isolate=isolate).serialized()
+        print_module(data, source, isolate=isolate)
+    except XlaRejected as own:
+        raise XlaRejected(f"{source}: XLA's parser reads the text, but XLA refuses its own proto of it "
+                          f"(the form link #1 edits and link #2 imports): {getattr(own, 'reason', own)}") from None
 
 
 def _in_child(worker: XlaWorker | None, command: str, payload: bytes, what: str,

@@ -233,9 +233,8 @@ def test_bundle_feeds_a_tuple_of_predecessors_to_the_custom_call(capsys):
         assert len(cc.operands) == 2  # (tuple of predecessors, data)
         bundle = cc.operands[0]
         assert bundle.opcode == "tuple" and len(bundle.shape.tuple_shapes) == len(bundle.operands) >= 1
-        # XLA's element shapes (kept serialized in the proto) are the predecessors' own.
-        assert [type(bundle.shape).FromString(e) for e in bundle.shape.tuple_shapes] == \
-            [p.shape for p in bundle.operands]
+        # XLA's element shapes are the predecessors' own.
+        assert list(bundle.shape.tuple_shapes) == [p.shape for p in bundle.operands]
     # The example's two-predecessor successor gets both, in its order, in one tuple.
     scaled = read_back(out)["main"]["scaled"]
     cc = scaled.operands[0]

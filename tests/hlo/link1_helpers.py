@@ -35,8 +35,8 @@ def hlo(text: str) -> str:
 
 
 def tuple_elements(shape) -> list:
-    """The element ShapeProtos of a tuple ShapeProto (the schema may keep them serialized)."""
-    return [hlo_proto.ShapeProto.FromString(e) if isinstance(e, bytes) else e for e in shape.tuple_shapes]
+    """The element ShapeProtos of a tuple ShapeProto."""
+    return list(shape.tuple_shapes)
 
 
 @dataclass(frozen=True)

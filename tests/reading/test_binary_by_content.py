@@ -19,6 +19,7 @@ from jaxlib import _hlo as xla_hlo
 import pipeline
 from passes.errors import ChainError
 from pipeline.reading import binary
+from pipeline.reading.source import kind_of
 from pipeline.reading.literals import BadArgument
 from pipeline.cli import hlo2penguin as cli
 from pipeline.testing import assert_round_trip
@@ -94,7 +95,7 @@ def test_every_proto_is_read_whatever_its_names_hold(name, op, tmp_path, capfd):
     want = edges(pipeline.run(text))
     assert want == ["%main: %a -> %b: preserved"]
     for kind, data in forms(text).items():
-        assert binary.sniff(data) == "proto", kind
+        assert kind_of(data) == "proto", kind
         assert binary.read_binary(data, kind).kind == kind
         result = pipeline.run(data)
         assert edges(result) == want and result.report.ok, kind
@@ -114,7 +115,7 @@ def test_a_jax_export_artifact_is_read_whatever_its_names_hold():
     data = jax.export.export(jax.jit(HloModule_ENTRY), platforms=("cpu",))(
         jax.ShapeDtypeStruct((4,), np.float32)).serialize()
     assert b"HloModule" in data[:4096]
-    assert binary.sniff(data) == "jax.export"
+    assert kind_of(data) == "jax.export"
 
 
 def test_text_is_text_whatever_comments_come_first(tmp_path, capfd):
@@ -124,7 +125,7 @@ def test_text_is_text_whatever_comments_come_first(tmp_path, capfd):
     want = edges(pipeline.run(module))
     for comment in ("// " + "x" * (1 << 20) + "\n", "/* " + "*x" * (1 << 19) + " */\n"):
         data = (comment + module).encode()
-        assert binary.sniff(data) == "text"
+        assert kind_of(data) == "text"
         assert edges(pipeline.run(data)) == want
         folder = tmp_path / str(len(comment))
         folder.mkdir()
@@ -137,7 +138,7 @@ def test_text_is_text_whatever_comments_come_first(tmp_path, capfd):
 def test_text_with_no_control_character_is_text_even_if_it_is_not_utf8():
     """Latin-1 text: the text's own error says where it is not UTF-8, not a proto's."""
     data = text_of("m", "jit(f)/\u00e9").encode("latin-1")
-    assert binary.sniff(data) == "text"
+    assert kind_of(data) == "text"
     with pytest.raises(ChainError, match=r"^<hlo text>:5:\d+: input is not UTF-8 text \(byte 0xe9\)"):
         pipeline.run(data)
 
@@ -154,7 +155,7 @@ def test_a_module_cut_short_or_followed_by_garbage_is_corrupted(how, tmp_path, c
     for name, op in NAMED[:3]:
         for kind, data in forms(text_of(name, op)).items():
             bad = CORRUPTIONS[how](data)
-            assert binary.sniff(bad) == "proto", (kind, name)
+            assert kind_of(bad) == "proto", (kind, name)
             with pytest.raises(binary.BadBinary) as info:
                 pipeline.run(bad, source_name="in.pb")
             said = str(info.value)
@@ -176,7 +177,7 @@ def test_garbage_after_a_module_says_where_the_module_ends():
 def test_text_with_a_stray_control_character_is_for_xla_to_judge():
     """UTF-8 that does not start as a module's message does: XLA's parser says where it fails."""
     for data in (b"\x00\x01\x02PK\x03\x04 garbage", ("HloModule m\x1b[0m\n" + text_of("m", "x")).encode()):
-        assert binary.sniff(data) == "text"
+        assert kind_of(data) == "text"
         with pytest.raises(ChainError, match=r"^<hlo text>:\d+:\d+: XLA's parser"):
             pipeline.run(data)
 

@@ -17,6 +17,7 @@ import pipeline
 import proto_dumps
 from pipeline.reading.parsed import decode_proto
 from pipeline.reading import binary
+from pipeline.reading.source import kind_of
 from pipeline.reading.capture import from_export
 from pipeline.testing import assert_round_trip
 from pipeline.xla import native
@@ -69,7 +70,7 @@ def test_each_kind_is_read_by_its_content_whatever_its_name(both, tmp_path):
     forms = {"HloModuleProto": module_proto_of(text), "HloProto": read(text[:-len(".txt")] + ".hlo.pb"),
              "HloSnapshot": read(snapshot)}
     for kind, data in forms.items():
-        assert binary.sniff(data) == "proto" and binary.read_binary(data, kind).kind == kind
+        assert kind_of(data) == "proto" and binary.read_binary(data, kind).kind == kind
         for name in ("module.txt", "module", "x.hlo"):
             (tmp_path / name).write_bytes(data)
             got = pipeline.run(str(tmp_path / name), source_name="m")
@@ -120,7 +121,7 @@ def test_a_jax_export_artifact_is_the_module_from_export_captures():
     numbers are JAX's."""
     (_, fn, args), = [p for p in proto_dumps.programs() if p[0] == "while_swap_buffers"]
     data = jax.export.export(jax.jit(fn), platforms=("cpu",))(*args).serialize()
-    assert binary.sniff(data) == "jax.export"
+    assert kind_of(data) == "jax.export"
     captured = from_export(data).modules
     assert captured
     got = pipeline.run(data, source_name="prog.jaxexport")
