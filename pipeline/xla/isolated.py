@@ -17,7 +17,7 @@ from pipeline.xla.versions import xla_reads_tuple_element_operands
 from pipeline.xla import worker as xla_child
 from pipeline.xla.worker import WorkerDied, WorkerGone, WorkerTimedOut, XlaWorker, how_it_ended
 
-__all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "check", "cpu_outputs",
+__all__ = ["XlaRejected", "XlaWorker", "WorkerDied", "abort_reason", "aborted", "canonical_text", "cpu_outputs",
            "first_said", "own_proto_verdict", "parse", "parse_with_xla", "print_module", "read_proto", "refusal"]
 
 
@@ -133,12 +133,6 @@ def cpu_outputs(proto: bytes, inputs, source: str | None = None, *, timeout: flo
         where = f"{source}: " if source else ""
         raise XlaRejected(f"{where}XLA:CPU cannot compile or run the module: {first_said(said) or said}")
     return pickle.loads(answer)
-
-
-def check(text: str, source: str | None = None, *, isolate: bool = False) -> None:
-    """XLA's parser's verdict on `text`: XlaRejected if it refuses it (or,
-    with `isolate`, aborts on it)."""
-    parse(text, source, isolate=isolate)
 
 
 def print_module(data: bytes, source: str | None = None, *, isolate: bool = False,
