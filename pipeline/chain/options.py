@@ -47,6 +47,9 @@ class Options:
              "main (the pass's own default), first (the binary's reading)")
     keep_attributes: bool = pass_option(FlattenControlDepTupleOperands, "keep_attributes", link="link #3")
     bundle: bool = pass_option(PreserveControlDeps, "bundle", link="link #1")
+    verify_each: bool = option(
+        False, help="check each link's output as it is handed on: XLA reads link #1's output back, MLIR's "
+                    "verifier checks links #2 and #3's (also on with HLO2PENGUIN_VERIFY_EACH=1)")
     reify: bool = keyword(True, "False skips link #1, to show what it prevents (the importer drops "
                                "control-predecessors)")
     isolate: bool = keyword(True, "XLA's parser and importer run in a child process (XLA aborts the process "

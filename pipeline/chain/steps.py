@@ -33,6 +33,7 @@ from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
+from pipeline.chain.link_checks import handed_on, refuse_if_xla_refuses_the_input, run_link3
 from pipeline.reading.hints import parser_hint, with_hint
 from pipeline.chain.options import Options, resolve, takes_options
 from pipeline.chain.result import ChainResult, Reimported, Snapshot, build_graph
@@ -40,7 +41,7 @@ from pipeline.reading.source import identify, load
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
 from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
-from pipeline.xla.isolated import XlaRejected, XlaWorker, own_proto_verdict, print_module, with_module_config
+from pipeline.xla.isolated import XlaRejected, XlaWorker, print_module, with_module_config
 from printer import print_penguin
 from printer.penguin import Module as PenguinModule
 
@@ -134,16 +135,8 @@ class XlaCheck:
             work.hlo = with_module_config(print_module(work.hlo_proto, f"{work.where} after link #1",
                                                        isolate=isolate, worker=worker), work.parsed.text)
         except XlaRejected:
-            _refuse_if_xla_cannot_read_its_own_proto(work)
+            refuse_if_xla_refuses_the_input(work)
             raise
-
-
-def _refuse_if_xla_cannot_read_its_own_proto(work: Work) -> None:
-    """On an error reading link #1's output back: if XLA refuses its own
-    proto of the input, unedited, that is the input's problem, not link
-    #1's, and the one line says so (`own_proto_verdict`)."""
-    # read_proto not kept (no check): XLA reads the text again, on this error path only
-    own_proto_verdict(work.read_proto, work.parsed.text, work.where, isolate=work.options.isolate)
 
 
 class Import:
@@ -158,7 +151,7 @@ class Import:
             work.mlir, work.names = import_keyed(work.parsed, o.dialect, isolate=o.isolate,
                                                  source_name=work.where, worker=work.importer, consume=True)
         except ImportFailed:
-            _refuse_if_xla_cannot_read_its_own_proto(work)
+            refuse_if_xla_refuses_the_input(work)
             raise
         if o.check:  # link #3 rewrites the module in place: the verifier reads the copy
             work.imported = Snapshot(work.mlir.operation.clone(), o.debug_info, work.names)
@@ -180,7 +173,7 @@ class Flatten:
         # The chain's options the pass declares (`pass_option`), and until nothing changes.
         flatten = FlattenControlDepTupleOperands(dialect(o.dialect), **{
             **pass_values(o, FlattenControlDepTupleOperands), "until_unchanged": True})
-        flatten.run(work.mlir)
+        run_link3(flatten, work.mlir, work.where, work.names)  # in MLIR's PassManager, verified after it
         work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)  # nothing rewrites it after link #3
 
 
@@ -242,7 +235,7 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
     written). `timings`, if given, receives the seconds each step took. Bad
     input raises a `passes.errors.ChainError` (HloSyntaxError, XlaRejected,
     ImportFailed, ControlDepError, UnreadableInput, UnknownDialect,
-    FlattenError): one line that names the place."""
+    FlattenError, LinkCheckFailed): one line that names the place."""
     options = resolve(options, overrides)  # each held to its declaration; a dict of fields is taken too
     work = Work(source, options)
     chain = steps(options, stop_after)
@@ -253,6 +246,7 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
         step.run(work)
         if timings is not None:
             timings[step.name] = time.perf_counter() - start
+        handed_on(step.name, work)  # with verify_each, its output checked (pipeline.chain.link_checks)
     return work.result()
 
 

@@ -40,7 +40,8 @@ from passes.errors import first_line
 from pipeline.xla import versions
 from pipeline.cli import goldens, regress_output, workers
 from pipeline.cli.junit import write_junit
-from pipeline.cli.support import Parser, UsageError, guarded, refuse_output_among_inputs, write_output
+from pipeline.cli.support import (Parser, UsageError, add_option_flags, guarded, option_values,
+                                  refuse_output_among_inputs, write_output)
 from pipeline.verifier.report import EdgeCounts
 
 # The repository's corpus, found from this file (pipeline/cli/regress.py), so
@@ -147,13 +148,14 @@ def read_program(directory: str, name: str) -> Program:
     return Program(name, entry.artifact, entry.inputs, entry.expected, entry.golden)
 
 
-def check_program(program: Program, update: bool, golden_programs: dict[str, str] | None = None
-                  ) -> tuple[list[Row], dict | None]:
+def check_program(program: Program, update: bool, golden_programs: dict[str, str] | None = None,
+                  verify_each: bool = False) -> tuple[list[Row], dict | None]:
     """Every captured module of one program, in both dialects (one task):
     the rows, and the golden records of this run (module → dialect →
     record; None if the program could not be captured). A changed row
     says which edges' fates changed and, given the golden's program files
-    (`goldens.read_programs`), how the Penguin program differs."""
+    (`goldens.read_programs`), how the Penguin program differs. `verify_each`
+    is the chain's option of that name."""
 
     import pipeline
     from pipeline.reading.capture import from_export
@@ -172,7 +174,7 @@ def check_program(program: Program, update: bool, golden_programs: dict[str, str
             row = Row(name, captured_module.name, dialect)
             rows.append(row)
             try:
-                result = pipeline.run(captured_module, dialect=dialect)
+                result = pipeline.run(captured_module, dialect=dialect, verify_each=verify_each)
             except Exception as err:
                 row.error = first_line(err, with_type=True)
                 continue
@@ -230,11 +232,12 @@ _compare = goldens.compare
 
 
 def run(directory: str, update: bool = False, jobs: int = 1, progress=None, scheduler: str | None = None,
-        require_numbers: bool = False) -> Summary:
+        require_numbers: bool = False, verify_each: bool = False) -> Summary:
     """Every program of the corpus at `directory`, one task each: in this
     process, in `jobs` spawned processes, or on the Dask scheduler at
     `scheduler`. `progress(done, total, program)` is called as each ends.
-    With `require_numbers`, a row without inputs counts as a regression."""
+    With `require_numbers`, a row without inputs counts as a regression;
+    `verify_each` is the chain's option of that name."""
     names = programs(directory)
     loaded = [read_program(directory, name) for name in names]
     done = 0
@@ -246,7 +249,7 @@ def run(directory: str, update: bool = False, jobs: int = 1, progress=None, sche
             progress(done, len(names), names[i])
 
     # The golden programs go with the task (as the artifact does), for the diff of a changed row.
-    tasks = [(p, update, goldens.read_programs(directory, p.golden)) for p in loaded]
+    tasks = [(p, update, goldens.read_programs(directory, p.golden), verify_each) for p in loaded]
     results = workers.run(check_program, tasks, jobs=jobs, scheduler=scheduler, on_done=tick)
     summary = Summary(require_numbers=require_numbers)
     for program, (rows, fresh) in zip(loaded, results):
@@ -297,7 +300,15 @@ def build_parser(prog: str = "hlo2penguin regress") -> Parser:
                         help="also write JUnit XML here, for a CI server: a test case per row (program, module and "
                              "stage, dialect), a failure with its reasons, the fate changes and the diff")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    add_option_flags(parser, _verify_each())  # the chain's option, as `hlo2penguin` has it
     return parser
+
+
+def _verify_each():
+    from passes.options import options
+    from pipeline.chain.options import Options
+
+    return [o for o in options(Options) if o.name == "verify_each"]
 
 
 def main(argv: list[str], prog: str = "hlo2penguin regress") -> int:
@@ -322,7 +333,7 @@ def _main(parser, argv: list[str]) -> int:
     jobs = args.jobs or os.cpu_count() or 1  # as check: the programs are independent
     with workers.progress_bar(total, enabled=sys.stderr.isatty() and not args.quiet, unit="program") as bar:
         summary = run(args.directory, args.update_goldens, jobs, lambda *_: bar.update(1), args.scheduler,
-                      require_numbers=args.require_numbers)
+                      require_numbers=args.require_numbers, **option_values(args, _verify_each()))
     if args.junit_xml is not None:
         write_junit(args.junit_xml, parser.prog, regress_output.junit_cases(summary))
     write_output(args.output, "".join(json.dumps(r.as_dict()) + "\n" for r in summary.rows) if args.json

@@ -57,13 +57,6 @@ def test_every_dep_edge_is_the_real_printer_s_statement_on_its_successor(dialect
     assert source.count(IMPORT) == 1 and "module.add_dep_edge" not in source
 
 
-def test_a_module_without_control_deps_imports_no_dependency_module():
-    result = pipeline.run(ROUTED.replace(", control-predecessors={a, t, d}", "")
-                          .replace(", control-predecessors={a}", "").replace(", control-predecessors={b, c}", ""),
-                          isolate=False)
-    assert "Dependency" not in result.penguin_source and result.report.dep_edges == 0
-
-
 def test_a_module_stamped_has_control_deps_imports_it_with_no_edge_to_print():
     """As the real printer: the import follows the module's `has_control_deps`."""
     text = """

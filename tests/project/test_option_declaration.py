@@ -56,7 +56,7 @@ def test_link_3_s_options_are_its_declared_fields_and_dialect_is_not_one():
 
 def test_the_chain_re_declares_them_with_its_own_default_scope():
     flags = [o.flag for o in options(Options)]
-    assert flags == ["no-flatten", "dialect", "scope", "keep-attributes", "bundle"]
+    assert flags == ["no-flatten", "dialect", "scope", "keep-attributes", "bundle", "verify-each"]
     scope = next(o for o in options(Options) if o.name == "scope")
     assert (scope.default, scope.choices, scope.pass_class) == ("all", ("main", "first", "all"),
                                                                 FlattenControlDepTupleOperands)
@@ -118,7 +118,7 @@ def test_the_new_option_re_declared_by_the_chain_is_a_flag_of_hlo2penguin(monkey
     assert chain_options(parser.parse_args([]))["max_depth"] == 4  # the chain's default, not the pass's
     assert chain_options(parser.parse_args(["--max-depth", "9", "--no-flatten"])) == {
         "flatten": False, "dialect": "stablehlo", "scope": "all", "keep_attributes": False, "bundle": False,
-        "max_depth": 9}
+        "verify_each": False, "max_depth": 9}
     assert pass_values(ScratchOptions(max_depth=2), Scratch) == {"scope": "all", "keep_attributes": False,
                                                                   "max_depth": 2}
 
