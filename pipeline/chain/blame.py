@@ -16,24 +16,28 @@ LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
 
 
-def blamed_report(work) -> Report:  # work: a finished `pipeline.chain.steps.Work`
-    """The verifier's report (`pipeline.verifier.verify`: from the original HLO and the
-    executed program alone), with the link to blame for each lost edge: the
-    one after which link #1's dep edges are no longer all there."""
-    o, program = work.options, work.program
-    fates = ({(e.computation, e.predecessor, e.successor): e for e in work.link1.edges}
-             if work.link1 is not None else None)
-    p = work.parsed  # judged against the module as read (the names as written are the same)
-    report = verify(Parsed(decode_proto(work.read_proto), p.names, p.text, p.source), program,
-                    source=work.where, link1=fates)
+def blamed_report(program, parsed: Parsed, read_proto: bytes, where: str, link1, module, imported, mlir, names,
+                  options) -> Report:
+    """The verifier's report (`pipeline.verifier.verify`: from the original
+    HLO, `read_proto`, and the built `program` alone), with the link to blame
+    for each lost edge: the one after which link #1's dep edges (`link1`, a
+    `PreserveResult`, None where link #1 was skipped) are no longer all
+    there, looked for in link #1's view (`module`), link #2's output
+    (`imported`) and link #3's (`mlir`, the live module, read through `names`)."""
+    o = options
+    fates = ({(e.computation, e.predecessor, e.successor): e for e in link1.edges}
+             if link1 is not None else None)
+    p = parsed  # judged against the module as read (the names as written are the same)
+    report = verify(Parsed(decode_proto(read_proto), p.names, p.text, p.source), program,
+                    source=where, link1=fates)
     if not any(edge.fate == Fate.LOST for edge in report.edges):
         return _placed_spurious(report)
     program_edges = program.dep_edges()
-    renamed = {(c.name, i.name): i.operands[0].name for c, i in work.module.instructions()
-               if i.opcode in ("send-done", "recv-done")} if work.module is not None else {}
-    after_import = work.imported.edges(through_tuples=True)  # what link #2 delivered
-    work.names.restore(work.mlir)  # the run is over: the live module may take its HLO locations
-    after_flatten = visible_edges(work.mlir, through_tuples=False)  # what the printer saw
+    renamed = {(c.name, i.name): i.operands[0].name for c, i in module.instructions()
+               if i.opcode in ("send-done", "recv-done")} if module is not None else {}
+    after_import = imported.edges(through_tuples=True)  # what link #2 delivered
+    names.restore(mlir)  # the run is over: the live module may take its HLO locations
+    after_flatten = visible_edges(mlir, through_tuples=False)  # what the printer saw
     for index, edge in enumerate(report.edges):
         if edge.fate != Fate.LOST:
             continue

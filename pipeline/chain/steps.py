@@ -7,17 +7,24 @@ Penguin program.
     result.module()              # runs it: the Penguin Module
     result.report.lost           # HLO edges missing from the program, with the link to blame
 
-The chain is a list of steps with one shape: a `name` and a `run(work)`
-that reads what earlier steps left on the `Work` and leaves its own there.
+The chain is a list of steps with one shape: a `name`, a `run` whose
+parameters name what it takes (`source`, `options` and `importer`, or what
+an earlier step gave) and a `gives`, the named tuple it returns. `run_step`
+hands each step what it takes and keeps what it gives (on the runner's
+`Work`); `unmet(chain)` names what a step needs that no earlier step gives.
 `steps(options)` is that list; `run(..., stop_after=NAME)` stops after a step
 (`hlo2penguin --emit hlo` stops after link #1); `timings` gets each step's
-seconds under its name (the benchmark's stages).
+seconds under its name (the benchmark's stages). Between steps,
+`link_checks.handed_on` checks what a link hands on (with `verify_each`),
+as XLA's pass pipeline runs its invariant checkers.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from jaxlib.mlir import ir
 
@@ -33,7 +40,7 @@ from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
 from pipeline.chain.blame import blamed_report
-from pipeline.chain.link_checks import handed_on, refuse_if_xla_refuses_the_input, run_link3
+from pipeline.chain.link_checks import handed_on, run_link3
 from pipeline.reading.hints import parser_hint, with_hint
 from pipeline.chain.options import Options, resolve, takes_options
 from pipeline.chain.result import ChainResult, Reimported, Snapshot, build_graph
@@ -41,27 +48,29 @@ from pipeline.reading.source import identify, load
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
 from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
-from pipeline.xla.isolated import XlaRejected, XlaWorker, print_module, with_module_config
+from pipeline.xla.isolated import XlaRejected, XlaWorker, own_proto_verdict, print_module, with_module_config
 from printer import print_penguin
 from printer.penguin import Module as PenguinModule
 
 
 @dataclass
 class Work:
-    """What the steps hand on to each other."""
+    """What the steps have handed on so far: the runner's record (`run_step`
+    reads a step's inputs from it and writes what the step gives). A step
+    never sees it: its `run` names what it takes, its `gives` what it gives."""
 
     source: object
     options: Options
+    importer: XlaWorker | None = None  # XLA's child, with isolate (this process's warm one)
     parsed: Parsed | None = None       # XLA's parse (link #1 edits its proto)
-    module: Module | None = None       # link #1's view of it
     name: str = ""                     # the module's name in the program
     where: str = ""                    # the input's name in errors
     read_proto: bytes = b""            # XLA's parse as read (before link #1), serialized
     elided: tuple = ()                 # constants the text writes as `constant({...})` (pipeline.reading.elided)
+    module: Module | None = None       # link #1's view of the proto
     link1: PreserveResult | None = None
     hlo_proto: bytes = b""             # link #1's output, serialized
     hlo: str = ""                      # link #1's output as XLA prints it (when the chain stops there)
-    importer: XlaWorker | None = None  # XLA's child, with isolate (this process's warm one)
     mlir: ir.Module | None = None      # at its key locations (`names` reads them)
     names: HloNames | None = None
     imported: Snapshot | Reimported | None = None  # after link #2
@@ -76,6 +85,38 @@ class Work:
                            self.parsed.text if self.parsed is not None else None, read_proto=self.read_proto)
 
 
+def takes(step) -> tuple[str, ...]:
+    """The names of what `step.run` takes (the fields of `Work` it reads)."""
+    return tuple(inspect.signature(step.run).parameters)
+
+
+def needs(step) -> tuple[str, ...]:
+    """What `step.run` takes without a default: what some step before it
+    must give (a default, None, is for what a skipped step did not give)."""
+    return tuple(name for name, p in inspect.signature(step.run).parameters.items() if p.default is p.empty)
+
+
+# What the runner holds before the first step.
+GIVEN = ("source", "options", "importer")
+
+
+def unmet(chain) -> list[str]:
+    """`step: name` for each input a step of `chain` takes that neither the
+    runner (`GIVEN`) nor an earlier step gives."""
+    given, missing = set(GIVEN), []
+    for step in chain:
+        missing += [f"{step.name}: {name}" for name in needs(step) if name not in given]
+        given.update(step.gives._fields)
+    return missing
+
+
+def run_step(step, work: Work) -> None:
+    """`step.run` on what it takes from `work`; what it gives set on `work`."""
+    given = step.run(**{name: getattr(work, name) for name in takes(step)})
+    for name, value in zip(step.gives._fields, given):
+        setattr(work, name, value)
+
+
 def _parser_hint(source, source_name: str | None, message: str) -> str | None:
     """The hint for XLA parser's refusal of a text input (a binary one has
     none: its text would be XLA's printing, read in this process)."""
@@ -88,127 +129,184 @@ def _parser_hint(source, source_name: str | None, message: str) -> str | None:
     return parser_hint(data, message)
 
 
-class Read:
-    name = "read"
+class AsRead(NamedTuple):
+    parsed: Parsed
+    name: str
+    where: str
+    elided: tuple
+    read_proto: bytes
 
-    def run(self, work: Work) -> None:
-        o = work.options
+
+class Read:
+    """XLA reads the input (`pipeline.reading.source.load`)."""
+
+    name = "read"
+    gives = AsRead
+
+    def run(self, source, options: Options, importer: XlaWorker | None) -> AsRead:
+        o = options
         try:
-            loaded = load(work.source, o.source_name, isolate=o.isolate, worker=work.importer)
+            loaded = load(source, o.source_name, isolate=o.isolate, worker=importer)
         except XlaRejected as err:  # the text read again, on this error path only: what to do next
-            raise with_hint(err, _parser_hint(work.source, o.source_name, str(err))) from None
-        work.parsed, work.name, work.where = loaded.parsed, loaded.name, loaded.where
-        work.elided = elided_constants(loaded.parsed)  # before link #1 edits the proto the inline ones are named in
-        if o.check or loaded.text is None:  # the verifier judges the module as read, before link #1 edits it
-            work.read_proto = loaded.parsed.serialized()  # (a proto given has no text to read again)
+            raise with_hint(err, _parser_hint(source, o.source_name, str(err))) from None
+        elided = elided_constants(loaded.parsed)  # before link #1 edits the proto the inline ones are named in
+        # The verifier judges the module as read, before link #1 edits it (a proto given has no text to read again).
+        read_proto = loaded.parsed.serialized() if o.check or loaded.text is None else b""
+        return AsRead(loaded.parsed, loaded.name, loaded.where, elided, read_proto)
+
+
+class Reified(NamedTuple):
+    module: Module
+    link1: PreserveResult
 
 
 class Reify:
-    """Link #1."""
+    """Link #1: it edits `parsed`'s proto in place."""
 
     name = "link #1"
+    gives = Reified
 
-    def run(self, work: Work) -> None:
+    def run(self, parsed: Parsed, options: Options) -> Reified:
         with no_cyclic_gc():  # XLA's protos as Python objects: many small ones, no cycles worth a collection
-            work.module = view_of(work.parsed)
-            work.link1 = PreserveControlDeps(**pass_values(work.options, PreserveControlDeps)).run(work.module)
+            module = view_of(parsed)
+            return Reified(module, PreserveControlDeps(**pass_values(options, PreserveControlDeps)).run(module))
+
+
+class Written(NamedTuple):
+    hlo_proto: bytes
 
 
 class Write:
     """Link #1's output, serialized (XLA prints it when asked: `ChainResult.hlo`)."""
 
     name = "write"
+    gives = Written
 
-    def run(self, work: Work) -> None:
-        work.hlo_proto = work.parsed.serialized()
+    def run(self, parsed: Parsed) -> Written:
+        return Written(parsed.serialized())
 
 
-class XlaCheck:
+class ReadBack(NamedTuple):
+    hlo: str
+
+
+class XlaReadBack:
     """XLA reads link #1's output back and prints it, where the chain stops
     after link #1 (otherwise link #2's reading of it is the verdict)."""
 
-    name = "XLA check"
+    name = "XLA read-back"
+    gives = ReadBack
 
-    def run(self, work: Work) -> None:
-        isolate, worker = work.options.isolate, work.importer
+    def run(self, hlo_proto: bytes, parsed: Parsed, read_proto: bytes, where: str, options: Options,
+            importer: XlaWorker | None) -> ReadBack:
         try:
-            work.hlo = with_module_config(print_module(work.hlo_proto, f"{work.where} after link #1",
-                                                       isolate=isolate, worker=worker), work.parsed.text)
+            return ReadBack(with_module_config(print_module(hlo_proto, f"{where} after link #1",
+                                                            isolate=options.isolate, worker=importer), parsed.text))
         except XlaRejected:
-            refuse_if_xla_refuses_the_input(work)
+            own_proto_verdict(read_proto, parsed.text, where, isolate=options.isolate)
             raise
+
+
+class Imported(NamedTuple):
+    mlir: ir.Module
+    names: HloNames
+    imported: Snapshot | Reimported
 
 
 class Import:
     """Link #2."""
 
     name = "link #2"
+    gives = Imported
 
-    def run(self, work: Work) -> None:
-        o = work.options
+    def run(self, parsed: Parsed, hlo_proto: bytes, read_proto: bytes, where: str, options: Options,
+            importer: XlaWorker | None) -> Imported:
+        o = options
         try:
             # At its key locations: links #3 and #4 read the names through the table.
-            work.mlir, work.names = import_keyed(work.parsed, o.dialect, isolate=o.isolate,
-                                                 source_name=work.where, worker=work.importer, consume=True)
+            mlir, names = import_keyed(parsed, o.dialect, isolate=o.isolate, source_name=where, worker=importer,
+                                       consume=True)
         except ImportFailed:
-            refuse_if_xla_refuses_the_input(work)
+            own_proto_verdict(read_proto, parsed.text, where, isolate=o.isolate)
             raise
         if o.check:  # link #3 rewrites the module in place: the verifier reads the copy
-            work.imported = Snapshot(work.mlir.operation.clone(), o.debug_info, work.names)
+            imported = Snapshot(mlir.operation.clone(), o.debug_info, names)
         elif not o.flatten:  # nothing rewrites it: the module itself
-            work.imported = Snapshot(work.mlir.operation, o.debug_info, work.names)
+            imported = Snapshot(mlir.operation, o.debug_info, names)
         else:  # link #2 again on link #1's output, if the result is asked for it
-            work.imported = Reimported(work.hlo_proto, work.parsed.text, work.where, o.dialect, o.isolate,
-                                       o.debug_info)
+            imported = Reimported(hlo_proto, parsed.text, where, o.dialect, o.isolate, o.debug_info)
+        return Imported(mlir, names, imported)
+
+
+class Flattened(NamedTuple):
+    flattened: Snapshot
 
 
 class Flatten:
     """Link #3, until nothing changes (the pass flattens one level a run, and
-    --bundle puts a tuple-shaped predecessor one level deeper)."""
+    --bundle puts a tuple-shaped predecessor one level deeper): it rewrites
+    `mlir` in place, in MLIR's PassManager, verified after it."""
 
     name = "link #3"
+    gives = Flattened
 
-    def run(self, work: Work) -> None:
-        o = work.options
+    def run(self, mlir: ir.Module, names: HloNames, where: str, options: Options) -> Flattened:
+        o = options
         # The chain's options the pass declares (`pass_option`), and until nothing changes.
         flatten = FlattenControlDepTupleOperands(dialect(o.dialect), **{
             **pass_values(o, FlattenControlDepTupleOperands), "until_unchanged": True})
-        run_link3(flatten, work.mlir, work.where, work.names)  # in MLIR's PassManager, verified after it
-        work.flattened = Snapshot(work.mlir.operation, o.debug_info, work.names)  # nothing rewrites it after link #3
+        run_link3(flatten, mlir, where, names)
+        return Flattened(Snapshot(mlir.operation, o.debug_info, names))  # nothing rewrites it after link #3
+
+
+class Printed(NamedTuple):
+    penguin_source: str
 
 
 class Print:
     """Link #4."""
 
     name = "link #4"
+    gives = Printed
 
-    def run(self, work: Work) -> None:
+    def run(self, mlir: ir.Module, name: str, names: HloNames, elided: tuple, parsed: Parsed, where: str,
+            options: Options) -> Printed:
         try:
-            work.penguin_source = print_penguin(work.mlir, work.name, work.options.dialect, names=work.names,
-                                                elided=work.elided)
+            return Printed(print_penguin(mlir, name, options.dialect, names=names, elided=elided))
         except ControlDepError as err:  # a control-dep call with no operand
-            raise _in_hlo(err, work.parsed, work.where, work.names) from None
+            raise _in_hlo(err, parsed, where, names) from None
 
 
-class Check:
-    """Run the program and account for every HLO control edge."""
+class Proven(NamedTuple):
+    program: PenguinModule
+    report: Report
 
-    name = "check"
 
-    def run(self, work: Work) -> None:
-        work.program = build_graph(work.penguin_source, work.name, helper=work.importer)
-        work.report = blamed_report(work)
+class Prove:
+    """The proof: the program built, and every HLO control edge of the input
+    accounted for in it (`pipeline.verifier`), each lost one placed at a link."""
+
+    name = "proof"
+    gives = Proven
+
+    def run(self, penguin_source: str, name: str, importer: XlaWorker | None, parsed: Parsed, read_proto: bytes,
+            where: str, imported: Snapshot | Reimported, mlir: ir.Module, names: HloNames, options: Options,
+            link1: PreserveResult | None = None, module: Module | None = None) -> Proven:
+        """`link1` and `module` are link #1's (None where it was skipped)."""
+        program = build_graph(penguin_source, name, helper=importer)
+        return Proven(program, blamed_report(program, parsed, read_proto, where, link1, module, imported, mlir, names,
+                                             options))
 
 
 def steps(options: Options, stop_after: str | None = None) -> list:
     """The chain's steps for `options`, up to the step named `stop_after`.
     Stopping after link #1 includes writing its output and XLA's check of it."""
-    last = XlaCheck.name if stop_after == Reify.name else stop_after
+    last = XlaReadBack.name if stop_after == Reify.name else stop_after
     # Link #2 has XLA's parser read link #1's output (in its child process
     # with `isolate`): only a chain that stops before it checks it apart.
     chain = [Read(), *([Reify()] if options.reify else []), Write(),
-             *([XlaCheck()] if last == XlaCheck.name else []),
-             Import(), *([Flatten()] if options.flatten else []), Print(), *([Check()] if options.check else [])]
+             *([XlaReadBack()] if last == XlaReadBack.name else []),
+             Import(), *([Flatten()] if options.flatten else []), Print(), *([Prove()] if options.check else [])]
     if last is None:
         return chain
     names = [step.name for step in chain]
@@ -243,7 +341,7 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
         work.importer = xla_child.shared()
     for step in chain:
         start = time.perf_counter()
-        step.run(work)
+        run_step(step, work)
         if timings is not None:
             timings[step.name] = time.perf_counter() - start
         handed_on(step.name, work)  # with verify_each, its output checked (pipeline.chain.link_checks)

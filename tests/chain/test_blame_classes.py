@@ -20,7 +20,7 @@ import pytest
 from passes.control_dep import CONTROL_DEP_TARGET, Fate
 from pipeline.chain.blame import LINKS
 from pipeline.chain.options import Options
-from pipeline.chain.steps import Work, steps
+from pipeline.chain.steps import Work, run_step, steps
 from pipeline.verifier.report import Loss
 
 DIALECTS = ["stablehlo", "mhlo"]
@@ -77,7 +77,7 @@ def run_broken(hlo: str, surgeries: dict | None = None, **options):
     options = Options(isolate=False, **options)
     work = Work(hlo, options)
     for step in steps(options):
-        step.run(work)
+        run_step(step, work)
         if surgeries and step.name in surgeries:
             surgeries[step.name](work)
     return work.result()

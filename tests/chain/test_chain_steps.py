@@ -17,13 +17,13 @@ from passes.hlo.view import view_of
 from bench.synthetic import synthetic_hlo
 from pipeline.chain.options import Options
 from pipeline.chain.result import build_graph
-from pipeline.chain.steps import steps
+from pipeline.chain.steps import GIVEN, Read, Work, steps, takes, unmet
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.xla.isolated import XlaRejected, canonical_text, print_module
 from processes import live_children
 from pipeline.xla import native
 
-LINKS = ["read", "link #1", "write", "link #2", "link #3", "link #4", "check"]
+LINKS = ["read", "link #1", "write", "link #2", "link #3", "link #4", "proof"]
 
 
 def names(options: Options, stop_after: str | None = None) -> list[str]:
@@ -42,17 +42,39 @@ def test_options_take_their_steps_out():
     assert names(Options(isolate=False)) == LINKS
 
 
-def test_stopping_after_link_1_writes_its_output_and_has_xla_check_it():
-    assert names(Options(), "link #1") == ["read", "link #1", "write", "XLA check"]
+def test_stopping_after_link_1_writes_its_output_and_has_xla_read_it_back():
+    assert names(Options(), "link #1") == ["read", "link #1", "write", "XLA read-back"]
     assert names(Options(), "link #3") == LINKS[:5]
     with pytest.raises(ValueError, match="no step 'link #3' in this chain"):
         steps(Options(flatten=False), "link #3")
 
 
+@pytest.mark.parametrize("reify", [True, False])
+@pytest.mark.parametrize("flatten", [True, False])
+@pytest.mark.parametrize("check", [True, False])
+@pytest.mark.parametrize("stop_after", [None, "link #1", "write", "link #2"])
+def test_each_step_takes_only_what_the_runner_or_an_earlier_step_gives(reify, flatten, check, stop_after):
+    options = Options(reify=reify, flatten=flatten, check=check)
+    if stop_after == "link #1" and not reify:
+        return  # no such step in that chain
+    chain = steps(options, stop_after)
+    assert unmet(chain) == []
+    for step in chain:  # what a step says it gives is a named tuple of Work's fields
+        assert set(step.gives._fields) <= set(Work.__dataclass_fields__), step.name
+
+
+def test_a_step_that_takes_what_no_step_gave_is_named():
+    chain = steps(Options())
+    without_read = unmet(chain[1:])  # nothing read: link #1 has no module to edit, the printer no name
+    assert "link #1: parsed" in without_read and "link #4: name" in without_read
+    assert not [m for m in without_read if m.endswith((": options", ": source", ": importer"))]
+    assert set(takes(Read())) == set(GIVEN)
+
+
 def test_timings_hold_each_step_that_ran_by_name():
     timings: dict = {}
     result = pipeline.run(EXAMPLE_HLO, isolate=False, stop_after="link #1", timings=timings)
-    assert list(timings) == ["read", "link #1", "write", "XLA check"]
+    assert list(timings) == ["read", "link #1", "write", "XLA read-back"]
     assert all(seconds >= 0 for seconds in timings.values())
     assert result.penguin_source == "" and result.report is None  # nothing after link #1 ran
     timings.clear()

@@ -9,6 +9,7 @@ checks come with `verify_each`, which the suite turns on (conftest.py).
 from __future__ import annotations
 
 import inspect
+import functools
 import os
 
 import pytest
@@ -39,13 +40,15 @@ def _break_link1(monkeypatch):
     """Link #1 hands on a custom-call that reads an instruction the module does not have."""
     reify = steps.Reify.run
 
-    def broken(self, work):
-        reify(self, work)
-        for computation in work.parsed.proto.computations:
+    @functools.wraps(reify)
+    def broken(self, parsed, options):
+        done = reify(self, parsed, options)
+        for computation in parsed.proto.computations:
             for instruction in computation.instructions:
                 if instruction.opcode == "custom-call":
                     instruction.operand_ids.append(987654)
-                    return
+                    return done
+        return done
 
     monkeypatch.setattr(steps.Reify, "run", broken)
 
@@ -63,9 +66,11 @@ def _drop_return(module) -> None:
 def _break_link2(monkeypatch):
     imported = steps.Import.run
 
-    def broken(self, work):
-        imported(self, work)
-        _drop_return(work.mlir)
+    @functools.wraps(imported)  # its signature: what the runner hands it
+    def broken(self, *args, **kwargs):
+        done = imported(self, *args, **kwargs)
+        _drop_return(done.mlir)
+        return done
 
     monkeypatch.setattr(steps.Import, "run", broken)
 
