@@ -1,8 +1,8 @@
 """Run the lit/FileCheck tests of links #1, #3 and #4 under pytest.
 
-Each tests/lit/*.mlir file runs `hlo2penguin-opt` on itself (link #3), each
-tests/lit/link1/*.hlo and tests/lit/link4/*.hlo file `hlo2penguin` (links #1
-and #4), and checks the output with `filecheck`; lit.cfg.py puts this
+Each tests/lit/link3/*.mlir file runs `hlo2penguin-opt` on itself (link #3),
+each tests/lit/link1/*.hlo and tests/lit/link4/*.hlo file `hlo2penguin`
+(links #1 and #4), and checks the output with `filecheck`; lit.cfg.py puts this
 interpreter's bin/ (the venv) on PATH.
 """
 
@@ -24,8 +24,8 @@ LIT = [sys.executable, "-c", "import sys, lit.main; sys.argv[0] = 'lit'; sys.exi
 def test_lit_suite_passes():
     cases = sorted(LIT_DIR.rglob("*.mlir")) + sorted(LIT_DIR.rglob("*.hlo"))
     assert cases, f"no .mlir tests in {LIT_DIR}"
-    for link in ("link1", "link4"):  # lit finds the .hlo suffix (lit.cfg.py) in each link's folder
-        assert len(list((LIT_DIR / link).glob("*.hlo"))) >= 6, f"tests/lit/{link}: fewer .hlo cases than expected"
+    for link, suffix in (("link1", "*.hlo"), ("link3", "*.mlir"), ("link4", "*.hlo")):  # one folder a link
+        assert len(list((LIT_DIR / link).glob(suffix))) >= 6, f"tests/lit/{link}: fewer cases than expected"
     proc = subprocess.run([*LIT, "-v", str(LIT_DIR)], cwd=REPO, capture_output=True, text=True, timeout=600)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"lit failed (exit {proc.returncode}):\n{output}"
