@@ -1,2 +1,4 @@
-"""The chain: its steps (links #1-#4 and the check) run in order on one
-`Work`, its options, its result, and which link an edge was lost in."""
+"""The chain: its steps (links #1-#4 and the proof), each naming what it
+takes and gives, run in order (`steps`), the checks of what each link hands
+on (`link_checks`), its options, its result, and which link an edge was lost
+in (`blame`)."""
