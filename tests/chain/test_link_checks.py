@@ -208,3 +208,22 @@ def test_the_option_is_in_every_place_the_chain_s_options_are():
     for parser in (hlo2penguin.build_parser(), check.build_parser(), regress.build_parser()):
         assert "--verify-each" in parser.format_help()
     assert regress.build_parser().parse_args(["--verify-each"]).verify_each is True
+
+
+def test_the_checks_of_link_1_run_xla_in_its_child_even_in_process(monkeypatch):
+    """`isolate=False` runs the chain's XLA in this process; the checks of
+    link #1's output still run XLA in its child: the chain's own output is
+    no input the user vouched for (XLA's parser can crash on its printing)."""
+    asked = []
+
+    def recorded(function):
+        def call(*args, isolate=False, **kwargs):
+            asked.append((function.__name__, isolate))
+            return function(*args, isolate=isolate, **kwargs)
+        return call
+
+    monkeypatch.setattr(link_checks, "parse", recorded(link_checks.parse))
+    monkeypatch.setattr(link_checks, "print_module", recorded(link_checks.print_module))
+    assert pipeline.run(TWO_PREDS, isolate=False, verify_each=True).report.ok
+    assert ("print_module", True) in asked and ("parse", True) in asked
+    assert all(isolate for _, isolate in asked), asked
