@@ -28,7 +28,8 @@ TUPLE_ELEMENT_OPERAND = re.compile(TUPLE_ELEMENT)
 def readable_text(text: str) -> str:
     """`text` as this jaxlib's parser can read it: newer XLA's `%t#i` operands
     made explicit get-tuple-elements where it cannot (jaxlib 0.10.2)."""
-    if TUPLE_ELEMENT_OPERAND.search(text) and not xla_reads_tuple_element_operands():
+    # `#` first: a scan for one byte, where the operand's rule tries every position of a long text.
+    if "#" in text and TUPLE_ELEMENT_OPERAND.search(text) and not xla_reads_tuple_element_operands():
         from pipeline.reading.tuple_operands import explicit_tuple_elements
 
         return explicit_tuple_elements(text)
