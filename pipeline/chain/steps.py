@@ -21,6 +21,7 @@ as XLA's pass pipeline runs its invariant checkers.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 from dataclasses import dataclass
@@ -87,13 +88,19 @@ class Work:
 
 def takes(step) -> tuple[str, ...]:
     """The names of what `step.run` takes (the fields of `Work` it reads)."""
-    return tuple(inspect.signature(step.run).parameters)
+    return tuple(_parameters(type(step).run))
 
 
 def needs(step) -> tuple[str, ...]:
     """What `step.run` takes without a default: what some step before it
     must give (a default, None, is for what a skipped step did not give)."""
-    return tuple(name for name, p in inspect.signature(step.run).parameters.items() if p.default is p.empty)
+    return tuple(name for name, p in _parameters(type(step).run).items() if p.default is p.empty)
+
+
+@functools.lru_cache(maxsize=64)  # once a step class's method: a round trip on a small module costs milliseconds
+def _parameters(run) -> dict:
+    """The parameters of a step class's `run`, past `self`."""
+    return dict(list(inspect.signature(run).parameters.items())[1:])
 
 
 # What the runner holds before the first step.
