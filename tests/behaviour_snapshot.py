@@ -8,7 +8,8 @@ records compared: the safety net of a redesign (behaviour before and after).
 PYTHONPATH): `hlo2penguin` on every `*.txt`, `*.hlo`, `*.pb` and
 `*.jaxexport` under CHECKOUT/tests (goldens and lit cases aside) with the
 program in both dialects, the report as JSON and as text, `--emit hlo`,
-`--emit flat-mlir` and `--emit dot`; `hlo2penguin-opt` on every lit case of
+`--emit flat-mlir` and `--emit dot`, and `hlo2penguin verify` of each
+program against its input; `hlo2penguin-opt` on every lit case of
 link #3; `hlo2penguin check` (table and JSON) on every folder holding an
 input; `hlo2penguin regress` on the corpus. Each record is the exit status,
 the output file, stdout and stderr, with CHECKOUT and the temporary folder
@@ -71,6 +72,10 @@ def record(root: str, out: str) -> int:
         rel = os.path.relpath(path, root)
         for flags in EMITS:
             records[f"{rel} {' '.join(flags)}"] = call(hlo2penguin.main, [path, "-q", "-o", written, *flags])
+        program = os.path.join(tmp, "program.py")
+        if hlo2penguin.main([path, "-q", "-o", program]) == 0:  # `verify` judges the program against its input
+            records[f"verify {rel}"] = call(hlo2penguin.main, ["verify", path, program, "--json", "-o", written])
+            os.unlink(program)
     for path in sorted(glob.glob(f"{root}/tests/lit/**/*.mlir", recursive=True)):
         records[f"opt {os.path.basename(path)}"] = call(opt.main, [path])
     for folder in sorted({os.path.dirname(p) for p in inputs}):

@@ -25,7 +25,7 @@ from pipeline.reading.parsed import Parsed
 from pipeline.reading.text import decode, names_a_file, read_path
 from pipeline.xla.isolated import parse, read_proto
 
-__all__ = ["Input", "Loaded", "identify", "kind_of", "load", "parsed_if_binary", "raw_of", "text_of"]
+__all__ = ["Input", "Loaded", "identify", "kind_of", "load", "raw_of", "text_of"]
 
 
 def kind_of(data: bytes | str) -> str:
@@ -134,18 +134,3 @@ def _text_where(found: Input, source_name: str | None) -> str:
     if isinstance(found.data, bytes) and found.where == "<hlo input>":
         return source_name or "<hlo text>"
     return found.where
-
-
-def parsed_if_binary(hlo, source: str | None, *, isolate: bool = True):
-    """For `pipeline.verify`: XLA's reading (a `Parsed`) of `hlo` (bytes, or
-    a path) if it holds a binary module (a proto, a jax.export artifact);
-    else `hlo` as it is, for the verifier's text path."""
-    if isinstance(hlo, (bytes, bytearray)):
-        data, where = bytes(hlo), source or "<hlo input>"
-    elif names_a_file(hlo) and os.path.isfile(os.fspath(hlo)):
-        data, where = read_path(os.fspath(hlo)), source or os.fspath(hlo)
-    else:
-        return hlo
-    if kind_of(data) == "text":
-        return hlo
-    return load(data, where, isolate=isolate).parsed

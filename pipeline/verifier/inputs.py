@@ -17,7 +17,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from passes.errors import ChainError
-from pipeline.reading.text import names_a_file
 
 
 class VerifyError(ChainError):
@@ -228,24 +227,6 @@ def block_computation(block) -> str | None:
 
 
 # -- where the inputs come from -------------------------------------------------
-
-
-def hlo_text(hlo, source: str | None) -> tuple[str, str]:
-    """(HLO text, its name in errors) from text, bytes or a path."""
-    if isinstance(hlo, bytes):
-        try:
-            return hlo.decode("utf-8"), source or "<hlo text>"
-        except UnicodeDecodeError as err:
-            raise VerifyError(f"{source or '<hlo text>'}: input is not UTF-8 text (byte 0x{hlo[err.start]:02x}); "
-                              "HLO modules are text: pass the .txt that XLA dumped, not a binary proto") from None
-    if names_a_file(hlo):  # the same rule as the chain's input (`pipeline.reading.source.text_of`)
-        path = os.fspath(hlo)
-        try:
-            with open(path, encoding="utf-8") as f:
-                return f.read(), source or path
-        except (OSError, UnicodeDecodeError) as err:
-            raise VerifyError(f"cannot read HLO '{path}': {getattr(err, 'strerror', None) or err}") from None
-    return hlo, source or "<hlo text>"
 
 
 def program_source(program) -> tuple[bytes, str]:

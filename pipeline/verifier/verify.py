@@ -40,10 +40,11 @@ successor with 50,000 predecessors costs 50,000 lookups, not their square.
 from __future__ import annotations
 
 import functools
+import os
 
 from passes.control_dep import Fate
 from pipeline.verifier.inputs import (  # noqa: F401  (HloInstruction, VerifyError, read_hlo: importable here too)
-    HloInstruction, Program, VerifyError, hlo_text, node_name as _name, parse_hlo, read_hlo)
+    HloInstruction, Program, VerifyError, node_name as _name, read_hlo)
 from pipeline.verifier.report import EdgeReport, Report, Spurious, SpuriousEdge
 from pipeline.verifier.sandbox import DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT, Sandboxed, start_program
 
@@ -69,7 +70,8 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
 
     A program made from another module is a VerifyError that says so.
     `hlo`: HLO text, bytes, a path (text, or a binary module:
-    `pipeline.reading.binary`), or XLA's parse of it (a
+    `pipeline.reading.binary`), read as the chain reads its input
+    (`pipeline.reading.source.load`), or XLA's parse of it (a
     `pipeline.reading.parsed.Parsed`). `program`: a Penguin `Module` (judged
     as it is: the chain hands its own), or the source or the path of a `.py`
     program: that runs in a child process, stopped after `timeout` seconds,
@@ -97,17 +99,10 @@ def _verify(hlo, program, source: str | None, link1: dict | None, isolate: bool)
     from pipeline.reading.parsed import Parsed
     from printer.penguin import Module
 
-    if not isinstance(hlo, Parsed):  # a binary module (a proto, a jax.export artifact): XLA reads it
-        from pipeline.reading.source import parsed_if_binary
-        from pipeline.xla.native import XlaRejected
-
-        try:
-            hlo = parsed_if_binary(hlo, source, isolate=isolate)
-        except XlaRejected as err:
-            raise VerifyError(str(err)) from None
-    text, where = (hlo, source or hlo.source or "<hlo>") if isinstance(hlo, Parsed) else hlo_text(hlo, source)
-    if not isinstance(text, Parsed):
-        text = parse_hlo(text, where, isolate=isolate)
+    if isinstance(hlo, Parsed):
+        text, where = hlo, source or hlo.source or "<hlo>"
+    else:  # read as the chain reads its input (`pipeline.reading.source`): text, a proto, a jax.export artifact
+        text, where = _read(hlo, source, isolate)
     module = program if isinstance(program, Module) else program.module()
     # The verdict builds large graphs and keeps them to the end: the cyclic
     # collector would walk them (and the caller's heap) again and again for
@@ -125,6 +120,28 @@ def _verify(hlo, program, source: str | None, link1: dict | None, isolate: bool)
         finally:  # the memos hold this module's instructions: let them go with it
             _standing_in.cache_clear()
             _reading.cache_clear()
+
+
+def _read(hlo, source: str | None, isolate: bool):
+    """(XLA's parse, the input's name in errors) of a path, HLO text or a
+    binary module, through the reading room's one entry; what it refuses, a
+    VerifyError (one line; XLA's refusal of text with the main command's hint)."""
+    from passes.errors import ChainError
+    from pipeline.reading.hints import parser_hint, with_hint
+    from pipeline.reading.source import identify, load
+    from pipeline.xla.native import XlaRejected
+
+    try:
+        loaded = load(hlo, source, isolate=isolate)
+    except XlaRejected as err:
+        found = identify(hlo, source) if isinstance(hlo, (str, bytes, os.PathLike)) else None
+        text = found.data if found is not None and found.kind == "text" else None
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        raise with_hint(VerifyError(str(err)), parser_hint(text, str(err)) if text else None) from None
+    except (ChainError, OSError) as err:
+        raise VerifyError(str(err)) from None
+    return loaded.parsed, loaded.where
 
 
 def _verdict(computations: dict[str, list[HloInstruction]], module, link1: dict | None,

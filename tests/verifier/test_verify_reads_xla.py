@@ -7,6 +7,8 @@ import ast
 
 import pytest
 
+import pipeline
+from passes.errors import ChainError
 from pipeline.verifier.verify import VerifyError, read_hlo, verify
 from paths import REPO
 
@@ -146,13 +148,17 @@ def test_what_xla_refuses_is_a_verify_error():
         read_hlo(REUSED_NAMES.replace("negate(%p)", "frobnicate(%p)"), "in.hlo")
 
 
-def test_undecodable_bytes_are_one_line_naming_the_input(tmp_path):
+def test_undecodable_bytes_are_one_line_naming_the_input_and_the_place(tmp_path):
+    """The verifier reads its input as the chain does: the same line, the byte's line and column."""
     program = tmp_path / "p.py"
     program.write_text("")
     with pytest.raises(VerifyError) as err:
         verify(b"HloModule m\n\x80\x81", program, source="in.hlo")
     message = str(err.value)
-    assert message.startswith("in.hlo: input is not UTF-8 text (byte 0x80)") and "\n" not in message
+    assert message.startswith("in.hlo:2:1: input is not UTF-8 text (byte 0x80)") and "\n" not in message
+    with pytest.raises(ChainError) as chain:
+        pipeline.run(b"HloModule m\n\x80\x81", source_name="in.hlo")
+    assert str(chain.value) == message
 
 
 # Two definitions on one line in a computation whose names XLA renames (it
