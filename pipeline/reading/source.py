@@ -103,7 +103,8 @@ def text_of(source, source_name: str | None = None) -> tuple[str, str, str | Non
     if found.kind == "jax.export":
         module = export_module(found.data, found.where)
         return module.hlo_text, found.where, found.name or module.name
-    return decode(found.data, _text_where(found, source_name)), _text_where(found, source_name), found.name
+    where = _text_where(found, source_name)
+    return decode(found.data, where), where, found.name
 
 
 def load(source, source_name: str | None = None, *, isolate: bool = True, worker=None) -> Loaded:
@@ -120,10 +121,11 @@ def load(source, source_name: str | None = None, *, isolate: bool = True, worker
         read_proto(module.module, where, isolate=isolate, worker=worker)  # XLA's verdict on it
         parsed = Parsed.from_serialized(module.module, None, where)
         return Loaded(parsed, name or parsed.proto.name, where, None, module)
-    if found.kind == "jax.export":
+    if found.kind == "jax.export":  # its module's text, named as the artifact is
         module = export_module(data, where)
         data, name = module.hlo_text, name or module.name
-    where = _text_where(found, source_name)
+    else:
+        where = _text_where(found, source_name)
     text = decode(data, where)
     parsed = parse(text, where, isolate=isolate, worker=worker)
     return Loaded(parsed, name or parsed.proto.name, where, text)
