@@ -78,7 +78,8 @@ def check_link1(work) -> None:
     try:
         text = print_module(work.hlo_proto, f"{work.where} after link #1", isolate=True, worker=work.importer)
     except XlaRejected as err:
-        refuse_if_xla_refuses_the_input(work)
+        # XLA refuses its own proto of the unedited input: the input's problem, said so (not link #1's)
+        own_proto_verdict(work.read_proto, work.parsed.text, work.where, isolate=work.options.isolate)
         raise LinkCheckFailed(f"link #1 hands on a module XLA refuses: {_reason(err)}", work.where) from None
     try:
         parse(text, f"{work.where} after link #1", isolate=True, worker=work.importer)
@@ -100,15 +101,6 @@ def _input_round_trips(work) -> bool:
     except XlaRejected:
         return False
     return True
-
-
-def refuse_if_xla_refuses_the_input(work) -> None:
-    """On an error reading link #1's output back: if XLA refuses its own
-    proto of the input, unedited, that is the input's problem, not link
-    #1's, and the one line says so (`isolated.own_proto_verdict`; with
-    read_proto not kept, without the proof, XLA reads the text again, on
-    this error path only)."""
-    own_proto_verdict(work.read_proto, work.parsed.text, work.where, isolate=work.options.isolate)
 
 
 def check_mlir(module: ir.Module, link: str, where: str, names=None) -> None:
