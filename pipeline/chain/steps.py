@@ -236,11 +236,9 @@ class Import:
         except ImportFailed:
             own_proto_verdict(read_proto, parsed.text, where, isolate=o.isolate)
             raise
-        if o.check:  # link #3 rewrites the module in place: the verifier reads the copy
-            imported = Snapshot(mlir.operation.clone(), o.debug_info, names)
-        elif not o.flatten:  # nothing rewrites it: the module itself
+        if not o.flatten:  # nothing rewrites it: the module itself
             imported = Snapshot(mlir.operation, o.debug_info, names)
-        else:  # link #2 again on link #1's output, if the result is asked for it
+        else:  # link #3 rewrites it in place: link #2 again on link #1's output, if the result or blame asks
             imported = Reimported(hlo_proto, parsed.text, where, o.dialect, o.isolate, o.debug_info)
         return Imported(mlir, names, imported)
 

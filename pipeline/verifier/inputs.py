@@ -11,7 +11,6 @@ while nested in a while as deep as XLA accepts is read like a flat one.
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -145,12 +144,24 @@ class Program:
     def successors(self, block) -> dict[int, set[int]]:
         """Anchor → the anchors right after it in `block`, by data and dep edges."""
         if self._after is None:  # every block's, in one pass over every op
+            from printer.penguin.graph import Value
+
             after: dict[int, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
-            joined = self.nesting.joined
-            data = ((operand, instr) for each in self.blocks for instr in each.instructions
-                    for operand in instr.operands)
-            for a, b in itertools.chain(data, ((d.predecessor, d.successor) for d in self.dependencies)):
-                found = joined(a, b)
+            joined, block_of = self.nesting.joined, self.block_of
+            for each in self.blocks:  # most data edges join two ops of one block: no lifting to do
+                mine = after[id(each)]
+                for instr in each.instructions:
+                    for operand in instr.operands:
+                        a = operand.instruction if isinstance(operand, Value) else operand
+                        if block_of.get(id(a)) is each:
+                            if a is not instr:
+                                mine[id(a)].add(id(instr))
+                            continue
+                        found = joined(a, instr)
+                        if found is not None:
+                            after[id(found[0])][id(found[1])].add(id(found[2]))
+            for d in self.dependencies:
+                found = joined(d.predecessor, d.successor)
                 if found is not None:
                     after[id(found[0])][id(found[1])].add(id(found[2]))
             self._after = after
