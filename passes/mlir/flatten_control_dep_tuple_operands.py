@@ -94,14 +94,18 @@ class FlattenControlDepTupleOperands:
                 f"load the {self.dialect.name.upper()} dialect first (or run the "
                 f"{'stablehlo-' if self.dialect is MHLO else ''}flatten twin for the module's dialect)")
         total = FlattenResult()
+        calls = [call for fn in self.functions(op) for call in self.collect(fn)]
         while True:
-            calls = [call for fn in self.functions(op) for call in self.collect(fn)]
-            result = self.replace_tuples(calls, context)
+            rebuilt: list = []
+            result = self.replace_tuples(calls, context, rebuilt)
             total.changed |= result.changed
             total.rewritten += result.rewritten
             total.erased += result.erased
             if not (self.until_unchanged and result.changed):
                 return total
+            # The next run's walk would find only calls this run rebuilt (no
+            # other call's operands changed), in the same order: look at those.
+            calls = [call for call in rebuilt if self.bundled(call)]
 
     # the binary's getMainFunction, with the scope divergence documented above
     # (docs/link3-contract.md#scope-which-functions-are-walked)
@@ -123,20 +127,29 @@ class FlattenControlDepTupleOperands:
     # (docs/link3-contract.md#walk-filter-which-calls-are-rebuilt)
     def collect(self, fn) -> list:
         hits = []
-        tupleish = (self.dialect.tuple, self.dialect.get_tuple_element)
+        bundled = self.bundled
 
         def visit(op):
-            if is_control_dep(op):
-                if any(_defining_op_name(v) in tupleish for v in list(op.operands)[:-1]):
-                    hits.append(op.operation)
+            if is_control_dep(op) and bundled(op):
+                hits.append(op.operation)
             return ir.WalkResult.ADVANCE
 
         fn.walk(visit, ir.WalkOrder.PRE_ORDER, op_class=_custom_call_class(self.dialect))
         return hits
 
+    def bundled(self, call) -> bool:
+        """A predecessor operand of `call` is a tuple or get_tuple_element's result."""
+        tupleish, block = (self.dialect.tuple, self.dialect.get_tuple_element), ir.Block
+        for value in list(call.operands)[:-1]:
+            owner = value.owner  # an op (its view) or, for a block argument, the block
+            if type(owner) is not block and owner.name in tupleish:
+                return True
+        return False
+
     # the binary's replaceTuples (docs/link3-contract.md#operand-rewrite-replacetuples,
     # docs/link3-contract.md#rebuilt-call, docs/link3-contract.md#clean-up)
-    def replace_tuples(self, calls: list, context) -> FlattenResult:
+    def replace_tuples(self, calls: list, context, rebuilt: list | None = None) -> FlattenResult:
+        """Each of `calls` rebuilt with flat operands (appended to `rebuilt`)."""
         result = FlattenResult(changed=bool(calls))
         bypassed: dict[ir.Operation, None] = {}  # ordered set, each op once
         for call in calls:
@@ -152,6 +165,8 @@ class FlattenControlDepTupleOperands:
             for old, replacement in zip(call.results, new.results):
                 old.replace_all_uses_with(replacement)
             call.erase()
+            if rebuilt is not None:
+                rebuilt.append(new)
             result.rewritten += 1
         result.erased = _erase_unused(list(bypassed))
         return result
@@ -186,11 +201,6 @@ def _defining_op(value):
     if isinstance(owner, ir.Block):
         return None
     return owner.operation
-
-
-def _defining_op_name(value) -> str | None:
-    op = _defining_op(value)
-    return op.name if op is not None else None
 
 
 def _erase_unused(ops: list) -> int:
