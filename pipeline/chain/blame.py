@@ -9,6 +9,7 @@ import dataclasses
 from passes.control_dep import Fate
 from pipeline.reading.parsed import Parsed, decode_proto
 from pipeline.chain.delivered import visible_edges
+from pipeline.verifier.inputs import HloRead
 from pipeline.verifier.report import Loss, Report, Spurious
 from pipeline.verifier.verify import verify
 
@@ -16,10 +17,17 @@ LINKS = {1: "link #1 (preserve-control-deps)", 2: "link #2 (XLA's importer)",
          3: "link #3 (flatten-control-dep-tuple-operands)", 4: "link #4 (printer)"}
 
 
+def as_read(parsed: Parsed, read_proto: bytes) -> HloRead:
+    """The proof's reading of the module as read (`read_proto`, XLA's parse
+    before link #1 edited it; the names as written are `parsed`'s)."""
+    return HloRead.of(Parsed(decode_proto(read_proto), parsed.names, parsed.text, parsed.source))
+
+
 def blamed_report(program, parsed: Parsed, read_proto: bytes, where: str, link1, module, imported, mlir, names,
-                  options) -> Report:
+                  options, hlo_read: HloRead | None = None) -> Report:
     """The verifier's report (`pipeline.verifier.verify`: from the original
-    HLO, `read_proto`, and the built `program` alone), with the link to blame
+    HLO, `read_proto` or its reading `hlo_read` made already (`as_read`),
+    and the built `program` alone), with the link to blame
     for each lost edge: the one after which link #1's dep edges (`link1`, a
     `PreserveResult`, None where link #1 was skipped) are no longer all
     there, looked for in link #1's view (`module`), link #2's output
@@ -27,9 +35,8 @@ def blamed_report(program, parsed: Parsed, read_proto: bytes, where: str, link1,
     o = options
     fates = ({(e.computation, e.predecessor, e.successor): e for e in link1.edges}
              if link1 is not None else None)
-    p = parsed  # judged against the module as read (the names as written are the same)
-    report = verify(Parsed(decode_proto(read_proto), p.names, p.text, p.source), program,
-                    source=where, link1=fates)
+    # judged against the module as read (the names as written are the same)
+    report = verify(hlo_read or as_read(parsed, read_proto), program, source=where, link1=fates)
     if not any(edge.fate == Fate.LOST for edge in report.edges):
         return _placed_spurious(report)
     program_edges = program.dep_edges()

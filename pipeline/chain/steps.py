@@ -40,12 +40,13 @@ from passes.hlo.view import view_of
 from passes.locations import hlo_name
 from passes.mlir import FlattenControlDepTupleOperands
 from passes.options import pass_values
-from pipeline.chain.blame import blamed_report
+from pipeline.chain.blame import as_read, blamed_report
 from pipeline.chain.link_checks import handed_on, run_link3
 from pipeline.reading.hints import parser_hint, with_hint
 from pipeline.chain.options import Options, resolve, takes_options
 from pipeline.chain.result import ChainResult, Reimported, Snapshot, build_graph
 from pipeline.reading.source import identify, load
+from pipeline.verifier.inputs import HloRead
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
 from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
@@ -75,6 +76,7 @@ class Work:
     mlir: ir.Module | None = None      # at its key locations (`names` reads them)
     names: HloNames | None = None
     imported: Snapshot | Reimported | None = None  # after link #2
+    hlo_read: HloRead | None = None    # the proof's reading of the module as read (made during link #2)
     flattened: Snapshot | None = None  # after link #3
     penguin_source: str = ""
     program: PenguinModule | None = None
@@ -218,10 +220,13 @@ class Imported(NamedTuple):
     mlir: ir.Module
     names: HloNames
     imported: Snapshot | Reimported
+    hlo_read: HloRead | None
 
 
 class Import:
-    """Link #2."""
+    """Link #2. While XLA's child imports, this process reads the module as
+    read for the proof (with `check`): one parse of XLA's, two readers, on
+    two cores."""
 
     name = "link #2"
     gives = Imported
@@ -229,10 +234,18 @@ class Import:
     def run(self, parsed: Parsed, hlo_proto: bytes, read_proto: bytes, where: str, options: Options,
             importer: XlaWorker | None) -> Imported:
         o = options
+        hlo_read: list[HloRead] = []
+
+        def read_for_the_proof() -> None:
+            try:
+                hlo_read.append(as_read(parsed, read_proto))
+            except Exception:  # noqa: BLE001  the proof reads it again, and says what is wrong there
+                pass
+
         try:
             # At its key locations: links #3 and #4 read the names through the table.
             mlir, names = import_keyed(parsed, o.dialect, isolate=o.isolate, source_name=where, worker=importer,
-                                       consume=True)
+                                       consume=True, meanwhile=read_for_the_proof if o.check else None)
         except ImportFailed:
             own_proto_verdict(read_proto, parsed.text, where, isolate=o.isolate)
             raise
@@ -240,7 +253,7 @@ class Import:
             imported = Snapshot(mlir.operation, o.debug_info, names)
         else:  # link #3 rewrites it in place: link #2 again on link #1's output, if the result or blame asks
             imported = Reimported(hlo_proto, parsed.text, where, o.dialect, o.isolate, o.debug_info)
-        return Imported(mlir, names, imported)
+        return Imported(mlir, names, imported, hlo_read[0] if hlo_read else None)
 
 
 class Flattened(NamedTuple):
@@ -296,11 +309,12 @@ class Prove:
 
     def run(self, penguin_source: str, name: str, importer: XlaWorker | None, parsed: Parsed, read_proto: bytes,
             where: str, imported: Snapshot | Reimported, mlir: ir.Module, names: HloNames, options: Options,
-            link1: PreserveResult | None = None, module: Module | None = None) -> Proven:
-        """`link1` and `module` are link #1's (None where it was skipped)."""
+            hlo_read: HloRead | None, link1: PreserveResult | None = None, module: Module | None = None) -> Proven:
+        """`link1` and `module` are link #1's (None where it was skipped);
+        `hlo_read`, the module as read, read during link #2 (None: read here)."""
         program = build_graph(penguin_source, name, helper=importer)
         return Proven(program, blamed_report(program, parsed, read_proto, where, link1, module, imported, mlir, names,
-                                             options))
+                                             options, hlo_read))
 
 
 def steps(options: Options, stop_after: str | None = None) -> list:

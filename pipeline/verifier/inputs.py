@@ -77,6 +77,20 @@ def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[s
     return found
 
 
+@dataclass(frozen=True, eq=False)
+class HloRead:
+    """XLA's parse of an HLO module (a `pipeline.reading.parsed.Parsed`) and
+    its computations as `read_hlo` reads them, made once and handed to
+    `verify`: the chain makes it while XLA's child imports the module."""
+
+    parsed: object
+    computations: dict[str, list[HloInstruction]]
+
+    @classmethod
+    def of(cls, parsed) -> "HloRead":
+        return cls(parsed, read_hlo(parsed))
+
+
 def parse_hlo(text: str, where: str, *, isolate: bool = False):
     """XLA's parse of HLO text (a `pipeline.reading.parsed.Parsed`); what XLA
     refuses, a VerifyError, with the main command's hint (MLIR names

@@ -44,7 +44,7 @@ import os
 
 from passes.control_dep import Fate
 from pipeline.verifier.inputs import (  # noqa: F401  (HloInstruction, VerifyError, read_hlo: importable here too)
-    HloInstruction, Program, VerifyError, node_name as _name, read_hlo)
+    HloInstruction, HloRead, Program, VerifyError, node_name as _name, read_hlo)
 from pipeline.verifier.report import EdgeReport, Report, Spurious, SpuriousEdge
 from pipeline.verifier.sandbox import DEFAULT_MEMORY_MIB, DEFAULT_TIMEOUT, Sandboxed, start_program
 
@@ -72,7 +72,8 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
     `hlo`: HLO text, bytes, a path (text, or a binary module:
     `pipeline.reading.binary`), read as the chain reads its input
     (`pipeline.reading.source.load`), or XLA's parse of it (a
-    `pipeline.reading.parsed.Parsed`). `program`: a Penguin `Module` (judged
+    `pipeline.reading.parsed.Parsed`), or that parse read already (a
+    `pipeline.verifier.inputs.HloRead`). `program`: a Penguin `Module` (judged
     as it is: the chain hands its own), or the source or the path of a `.py`
     program: that runs in a child process, stopped after `timeout` seconds,
     its address space limited to `memory_mib` MiB
@@ -99,7 +100,11 @@ def _verify(hlo, program, source: str | None, link1: dict | None, isolate: bool)
     from pipeline.reading.parsed import Parsed
     from printer.penguin import Module
 
-    if isinstance(hlo, Parsed):
+    computations = None
+    if isinstance(hlo, HloRead):
+        text, computations = hlo.parsed, hlo.computations
+        where = source or text.source or "<hlo>"
+    elif isinstance(hlo, Parsed):
         text, where = hlo, source or hlo.source or "<hlo>"
     else:  # read as the chain reads its input (`pipeline.reading.source`): text, a proto, a jax.export artifact
         text, where = _read(hlo, source, isolate)
@@ -109,7 +114,8 @@ def _verify(hlo, program, source: str | None, link1: dict | None, isolate: bool)
     # nothing (measured: about a third of the time at 30k instructions).
     with no_cyclic_gc():
         try:
-            report = _verdict(read_hlo(text, where), module, link1, text.proto.name, where)
+            report = _verdict(read_hlo(text, where) if computations is None else computations, module, link1,
+                              text.proto.name, where)
             report.elided = list(elided_constants(text))  # its numbers are placeholders; its edges are judged
             report.notes += [f"%{c}: the names are XLA's, not as written (its definitions could not be matched "
                              f"with XLA's instructions: two on one line?)" for c in text.names.unaligned]

@@ -75,10 +75,12 @@ def import_hlo(source: Parsed | str, dialect: str = "stablehlo", *, context: ir.
 def import_keyed(source: Parsed | str, dialect: str = "stablehlo", *, context: ir.Context | None = None,
                  isolate: bool = True, keep_dead_copies: bool = False,
                  source_name: str | None = None, worker: XlaWorker | None = None,
-                 consume: bool = False) -> tuple[ir.Module, HloNames]:
+                 consume: bool = False, meanwhile=None) -> tuple[ir.Module, HloNames]:
     """`import_hlo`, with each op left at its key location (`loc("h2p.N")`)
     and the table that names it (`HloNames`): the chain reads names through
-    the table and restores locations only where MLIR text is printed."""
+    the table and restores locations only where MLIR text is printed.
+    `meanwhile`, a callable that raises nothing, runs while XLA's child
+    imports (before the import, without a child)."""
     row = dialect_row(dialect)  # UnknownDialect, before any work
     parsed = source if isinstance(source, Parsed) else parse(
         decode(source, source_name), source_name, isolate=isolate, worker=worker)
@@ -86,7 +88,8 @@ def import_keyed(source: Parsed | str, dialect: str = "stablehlo", *, context: i
     module = parsed.proto if consume else decode_proto(parsed.serialized())
     keyed = _Keyed(module, parsed)
     refuse_known_aborts(keyed, source_name)
-    bytecode = _run_importer(module.SerializeToString(), source_name, (worker or xla_child.shared()) if isolate else None)
+    bytecode = _run_importer(module.SerializeToString(), source_name,
+                             (worker or xla_child.shared()) if isolate else None, meanwhile)
     context = context or module_context(len(bytecode))
     try:
         mlir = ir.Module.parse(bytecode, context=context)
@@ -262,18 +265,22 @@ def refuse_known_aborts(keyed: _Keyed, source_name: str | None = None) -> None:
             f"{start.opcode.replace('-start', '')}-done instead")
 
 
-def _run_importer(proto: bytes, source_name: str | None, worker: XlaWorker | None) -> bytes:
-    """XLA's importer on a serialized HLO proto: here, or in `worker`."""
+def _run_importer(proto: bytes, source_name: str | None, worker: XlaWorker | None, meanwhile=None) -> bytes:
+    """XLA's importer on a serialized HLO proto: here, or in `worker` while
+    this process runs `meanwhile`."""
     stage = f"{source_name}: link #2 (XLA's importer)" if source_name else "link #2 (XLA's importer)"
     if worker is None:
         from pipeline.xla.native import hlo_to_stablehlo
 
+        if meanwhile is not None:
+            meanwhile()
         try:
             return hlo_to_stablehlo(proto)
         except Exception as err:
             raise ImportFailed(f"{stage}: {_what_xla_said(str(err))}") from None
     status, answer = ask(worker, "import", proto,
-                         lambda died: ImportFailed(f"{stage} aborted ({died}): {abort_reason(died.stderr)}"))
+                         lambda died: ImportFailed(f"{stage} aborted ({died}): {abort_reason(died.stderr)}"),
+                         meanwhile=meanwhile)
     if status == "ok":
         return answer
     raise ImportFailed(f"{stage}: {_what_xla_said(answer.decode('utf-8', 'replace'))}")

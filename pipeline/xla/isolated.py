@@ -86,17 +86,24 @@ def _in_child(worker: XlaWorker | None, command: str, payload: bytes, what: str,
 
 
 def ask(worker: XlaWorker | None, command: str, payload: bytes, refusal_of,
-        timeout: float | None = None) -> tuple[str, bytes]:
+        timeout: float | None = None, meanwhile=None) -> tuple[str, bytes]:
     """(status, answer) of `worker` (None: the warm child) for one request;
     if the child dies on it (or gives no answer within `timeout` seconds,
     by default `worker.CALL_SECONDS`: then it is killed), the exception
     `refusal_of(WorkerDied)` (the next request starts a new child). The
     request is asked again, once, of a fresh child where the death was not
     its input's: the shared child had died on another call's input, or a
-    signal from outside killed it (`WorkerDied.from_outside`)."""
+    signal from outside killed it (`WorkerDied.from_outside`).
+    `meanwhile`, a callable that raises nothing, runs in this process
+    while the child works on the request (once, whatever the child does)."""
     worker = worker or xla_child.shared()
     try:
-        return worker.ask(command, payload, timeout)
+        if meanwhile is None:
+            return worker.ask(command, payload, timeout)
+        with worker.reserved():
+            worker.submit(command, payload)
+            meanwhile()
+            return worker.collect(xla_child.CALL_SECONDS if timeout is None else timeout)
     except WorkerDied as died:
         if not isinstance(died, WorkerGone) and not died.from_outside:
             raise refusal_of(died) from None
