@@ -14,6 +14,7 @@ import os
 import pathlib
 import re
 import sys
+import time
 
 from passes.control_dep import Fate
 from pipeline.reading.hints import NO_CONTROL_EDGES, directory_hint, with_hint
@@ -80,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="do not print the edge summary and warnings on stderr; with --check, a failure "
                         "still prints its lost and spurious edges")
+    p.add_argument("--timings", action="store_true",
+                   help="print on stderr the seconds each step took (read, link #1, write, link #2, link #3, "
+                        "link #4, proof, output), also with -q")
     p.add_argument("--example", action="store_true",
                    help="print the built-in example's HLO (what runs with no INPUT) and exit")
     p.add_argument("--version", action="store_true", help="print the version (and jax's) and exit")
@@ -133,8 +137,8 @@ def run(args: argparse.Namespace):
     data = _module_of_export(data, source, args.quiet)
     # The artifact's line said that no module XLA dumped has control edges: the note would say an earlier stage
     args.said_no_edges = not isinstance(data, (bytes, str)) and not data.edges
-    chain = run_chain(data, stop_after=stop_after, **chain_options(args),
-                      debug_info=args.debug_info, source_name=source)  # errors name the input, not the module
+    chain = run_chain(data, stop_after=stop_after, **chain_options(args), debug_info=args.debug_info,
+                      source_name=source, timings=args.step_seconds)  # errors name the input, not the module
     if args.emit == "hlo":
         return chain.hlo, chain.link1, chain.module() if args.plot is not None else None
     if args.emit == "hlo-proto":
@@ -237,6 +241,13 @@ def report(result, *, failures_only: bool = False, note: bool = True) -> None:
         note_without_edges(result)
 
 
+def print_timings(seconds: dict[str, float]) -> None:
+    """Each step's seconds on stderr, one line each, in the order run."""
+    lines = [f"{PROG}: seconds per step"] + [f"  {name:<14}{s:9.3f}" for name, s in seconds.items()]
+    lines.append(f"  {'total':<14}{sum(seconds.values()):9.3f}")
+    sys.stderr.write("\n".join(lines) + "\n")
+
+
 def note_without_edges(result) -> None:
     """A module without a control edge: one line on stderr that says where XLA adds them."""
     if not result.edges:
@@ -288,8 +299,10 @@ def _main(argv: list[str]) -> int:
     if args.plot is not None:
         plot_format(args.plot)  # a bad name fails before the chain runs
         refuse_overwriting_inputs(args.plot, [args.input], "--plot")
+    args.step_seconds = {} if args.timings else None
     out, result, program = run(args)
     staged = stage_plot(args, program) if args.plot is not None else None
+    start = time.perf_counter()
     try:
         write_output(args.output, out)
     except BaseException:
@@ -298,6 +311,8 @@ def _main(argv: list[str]) -> int:
         raise
     if staged:
         commit_file(staged, args.plot, "plot")
+    if args.timings:
+        args.step_seconds["output"] = time.perf_counter() - start
     # Only after the output is written: a failed run says one line, the error.
     failed = args.check and not result.ok
     if args.emit == "report" and args.output is None:
@@ -307,6 +322,8 @@ def _main(argv: list[str]) -> int:
         report(result, note=not args.said_no_edges)
     elif failed:
         report(result, failures_only=True)  # quiet hides the summary, never why the exit is 1
+    if args.timings:
+        print_timings(args.step_seconds)
     return 1 if failed else 0
 
 

@@ -78,3 +78,20 @@ def test_the_round_trip_figures_alone(capsys):
     for r in rows.values():
         assert r["size"] == 20 and r["ours_s"] > 0 and r["anchor_s"] > 0
         assert abs(r["ratio"] - r["ours_s"] / r["anchor_s"]) <= 0.01 + 0.01 * r["ratio"] + 1e-5 / r["anchor_s"]
+
+
+def test_the_process_figures_alone_with_p5_step_by_step(capsys):
+    """`--processes`: M and P5 at each size, and P5's steps as the command
+    reports them (`--timings`), which with the process's start and end make
+    up its wall time."""
+    assert main(["--processes", "--sizes", "300", "--repeat", "1", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    [p5] = [r for r in rows if r["figure"] == "P5"]
+    assert {r["figure"] for r in rows} == {"M", "P5", "P5 step"}
+    assert p5["ours_mib"] > 0 and p5["anchor_mib"] > 0
+    steps = {r["stage"]: r["ours_s"] for r in rows if r["figure"] == "P5 step"}
+    assert list(steps)[:2] == ["chain", "  read"] and {"proof", "output", "start and end"} <= set(steps)
+    links = sum(v for k, v in steps.items() if k.startswith("  "))
+    assert abs(steps["chain"] - links) <= 0.001 * len(steps)
+    whole = steps["chain"] + steps["proof"] + steps["output"] + steps["start and end"]
+    assert abs(whole - p5["ours_s"]) <= 0.01 + 0.01 * p5["ours_s"]
