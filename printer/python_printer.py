@@ -66,18 +66,27 @@ def emitter(*names: str):
 
 
 def print_penguin(module: ir.Module, source: str = "<module>", dialect: str = "stablehlo", names=None,
-                  elided=()) -> str:
+                  elided=(), on_lines=None) -> str:
     """The Python source of a program that rebuilds `module` as a Penguin
     graph and leaves it in a module-level variable `module`. `elided`:
     (computation, name) of each constant XLA's dump printed without its
     values (`pipeline.reading.elided`); the program records them, and its module
-    refuses to execute."""
-    return _Printer(source, dialect, names, elided).print(module)
+    refuses to execute. `on_lines`, if given, is handed the program's lines
+    as they are printed, a list of about `STREAM_LINES` lines at a time:
+    in order, every line from the first function's to the last, each a
+    whole statement (or blank, or a comment). What comes before them (the
+    imports, the module, the types) is known only at the end."""
+    return _Printer(source, dialect, names, elided, on_lines).print(module)
+
+
+STREAM_LINES = 2_500  # lines per `on_lines` call
 
 
 class _Printer:
-    def __init__(self, source: str, dialect: str, names=None, elided=()):
+    def __init__(self, source: str, dialect: str, names=None, elided=(), on_lines=None):
         self.source, self.dialect = source, dialect
+        self.on_lines = on_lines
+        self.handed_on = 0  # lines handed to `on_lines` so far, counted from the start of `lines`
         self.elided = [tuple(c) for c in elided]
         # Where HLO names come from: the importer's table of keys (`pipeline.xla.importer.HloNames`)
         # for a module still at its key locations, else the locations themselves.
@@ -109,10 +118,16 @@ class _Printer:
             self.lines += ["", "# Constants XLA's dump printed as `constant({...})`: placeholder values, "
                            "so the module does not execute", f"module.elided = {self.elided!r}"]
         self.plan = plan_names(module, self.hlo_names)
+        self.handed_on = len(self.lines)  # the head is not handed on: the types go in it at the end
         for fn in module.body.operations:
             if fn.operation.name == FUNC_FUNC:
                 self.function(fn.operation)
         self.control_deps()
+        if self.on_lines is not None:
+            self.hand_on(0)
+            tail = (["", "# Control dependencies (printControlDeps)"] if self.edges else []) + self.edges
+            for at in range(0, len(tail), STREAM_LINES):
+                self.on_lines(tail[at:at + STREAM_LINES])
         if self.type_lines:  # each type once, before the first function uses it
             at = self.lines.index(f"module = Module({name!r})") + 1
             self.lines[at:at] = ["", "# Types"] + self.type_lines
@@ -121,6 +136,13 @@ class _Printer:
         if self.edges:
             self.lines += ["", "# Control dependencies (printControlDeps)"] + self.edges
         return "\n".join(self.lines) + "\n"
+
+    def hand_on(self, at_least: int) -> None:
+        """The lines printed since the last call to `on_lines`, if there are `at_least`."""
+        lines = self.lines
+        if len(lines) - self.handed_on >= max(at_least, 1):
+            self.on_lines(lines[self.handed_on:])
+            self.handed_on = len(lines)
 
     # -- structure -----------------------------------------------------------
 
@@ -152,8 +174,11 @@ class _Printer:
             self._work.append(frame)
             return
         self._work = work = [frame]
+        lines, streaming = self.lines, self.on_lines is not None
         try:
             while work:
+                if streaming and len(lines) - self.handed_on >= STREAM_LINES:
+                    self.hand_on(STREAM_LINES)
                 items, where = work[-1]
                 item = next(items, None)
                 if item is None:

@@ -9,7 +9,7 @@ from jaxlib.mlir import ir
 
 from passes.hlo.preserve_control_deps import PreserveResult
 from pipeline.chain.delivered import visible_edges
-from pipeline.verifier.program import run_program
+from pipeline.verifier.program import AsPrinted, run_program
 from pipeline.verifier.report import Report
 from pipeline.xla.worker import XlaWorker
 from pipeline.xla.importer import HloNames
@@ -171,8 +171,15 @@ def _source_details(source: str) -> str:
             f"<pre>{html.escape(source)}</pre></details>")
 
 
-def build_graph(penguin_source: str, source: str = "<penguin>", helper: XlaWorker | None = None) -> PenguinModule:
+def program_filename(source: str) -> str:
+    """The name a program made from `source` runs under (in tracebacks)."""
+    return f"<penguin program from {source}>"
+
+
+def build_graph(penguin_source: str, source: str = "<penguin>", helper: XlaWorker | None = None,
+                as_printed: AsPrinted | None = None) -> PenguinModule:
     """The Penguin graph a program builds: the program run (`pipeline.verifier.program`,
     the verifier's loader too), its module-level `module`. Nothing is computed
-    (`Module.execute` computes the graph's numbers). `helper`: XLA's child, which compiles half of a long program meanwhile."""
-    return run_program(penguin_source, f"<penguin program from {source}>", helper)["module"]
+    (`Module.execute` computes the graph's numbers). `helper`: XLA's child, which compiles half of a long program
+    meanwhile; `as_printed`: what it compiled of the program while link #4 printed it."""
+    return run_program(penguin_source, program_filename(source), helper, as_printed)["module"]

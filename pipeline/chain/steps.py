@@ -21,6 +21,7 @@ as XLA's pass pipeline runs its invariant checkers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import time
@@ -44,9 +45,10 @@ from pipeline.chain.blame import as_read, blamed_report
 from pipeline.chain.link_checks import handed_on, run_link3
 from pipeline.reading.hints import parser_hint, with_hint
 from pipeline.chain.options import Options, resolve, takes_options
-from pipeline.chain.result import ChainResult, Reimported, Snapshot, build_graph
+from pipeline.chain.result import ChainResult, Reimported, Snapshot, build_graph, program_filename
 from pipeline.reading.source import identify, load
 from pipeline.verifier.inputs import HloRead
+from pipeline.verifier.program import AsPrinted
 from pipeline.verifier.report import Report
 from pipeline.xla import worker as xla_child
 from pipeline.xla.importer import HloNames, ImportFailed, import_keyed
@@ -79,6 +81,7 @@ class Work:
     hlo_read: HloRead | None = None    # the proof's reading of the module as read (made during link #2)
     flattened: Snapshot | None = None  # after link #3
     penguin_source: str = ""
+    as_printed: AsPrinted | None = None  # what XLA's child compiled of the program as link #4 printed it
     program: PenguinModule | None = None
     report: Report | None = None
 
@@ -279,20 +282,26 @@ class Flatten:
 
 class Printed(NamedTuple):
     penguin_source: str
+    as_printed: AsPrinted | None
 
 
 class Print:
-    """Link #4."""
+    """Link #4. With `check`, XLA's child (idle meanwhile) compiles the
+    program for the proof as it is printed (`pipeline.verifier.program.AsPrinted`)."""
 
     name = "link #4"
     gives = Printed
 
     def run(self, mlir: ir.Module, name: str, names: HloNames, elided: tuple, parsed: Parsed, where: str,
-            options: Options) -> Printed:
+            options: Options, importer: XlaWorker | None) -> Printed:
+        as_printed = AsPrinted(importer, program_filename(name)) if options.check else None
         try:
-            return Printed(print_penguin(mlir, name, options.dialect, names=names, elided=elided))
+            with as_printed.streaming() if as_printed is not None else contextlib.nullcontext():
+                source = print_penguin(mlir, name, options.dialect, names=names, elided=elided,
+                                       on_lines=as_printed.feed if as_printed is not None else None)
         except ControlDepError as err:  # a control-dep call with no operand
             raise _in_hlo(err, parsed, where, names) from None
+        return Printed(source, as_printed)
 
 
 class Proven(NamedTuple):
@@ -309,10 +318,12 @@ class Prove:
 
     def run(self, penguin_source: str, name: str, importer: XlaWorker | None, parsed: Parsed, read_proto: bytes,
             where: str, imported: Snapshot | Reimported, mlir: ir.Module, names: HloNames, options: Options,
-            hlo_read: HloRead | None, link1: PreserveResult | None = None, module: Module | None = None) -> Proven:
+            hlo_read: HloRead | None, as_printed: AsPrinted | None, link1: PreserveResult | None = None,
+            module: Module | None = None) -> Proven:
         """`link1` and `module` are link #1's (None where it was skipped);
-        `hlo_read`, the module as read, read during link #2 (None: read here)."""
-        program = build_graph(penguin_source, name, helper=importer)
+        `hlo_read`, the module as read, read during link #2 (None: read here);
+        `as_printed`, the program compiled as it was printed (the printed text is what runs)."""
+        program = build_graph(penguin_source, name, helper=importer, as_printed=as_printed)
         return Proven(program, blamed_report(program, parsed, read_proto, where, link1, module, imported, mlir, names,
                                              options, hlo_read))
 

@@ -163,6 +163,11 @@ class XlaWorker:
                 self.process.wait(timeout=10)
         return status, answer
 
+    def answered(self) -> bool:
+        """The answer to the request sent last has started to come (or the
+        child ended): `collect` will not wait for the child's work."""
+        return self.died is not None or self._answers.ready(0)
+
     @property
     def alive(self) -> bool:
         return self.died is None and self.process.poll() is None
