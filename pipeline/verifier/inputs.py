@@ -174,8 +174,15 @@ class Program:
                         found = joined(a, instr)
                         if found is not None:
                             after[id(found[0])][id(found[1])].add(id(found[2]))
-            for d in self.dependencies:
-                found = joined(d.predecessor, d.successor)
+            for d in self.dependencies:  # likewise most dep edges
+                a, b = d.predecessor, d.successor
+                a = a.instruction if isinstance(a, Value) else a
+                home = block_of.get(id(a))
+                if home is not None and block_of.get(id(b)) is home:
+                    if a is not b:
+                        after[id(home)][id(a)].add(id(b))
+                    continue
+                found = joined(a, b)
                 if found is not None:
                     after[id(found[0])][id(found[1])].add(id(found[2]))
             self._after = after
