@@ -23,15 +23,17 @@ def as_read(parsed: Parsed, read_proto: bytes) -> HloRead:
     return HloRead.of(Parsed(decode_proto(read_proto), parsed.names, parsed.text, parsed.source))
 
 
-def blamed_report(program, parsed: Parsed, read_proto: bytes, where: str, link1, module, imported, mlir, names,
-                  options, hlo_read: HloRead | None = None) -> Report:
+def blamed_report(program, parsed: Parsed, read_proto: bytes, where: str, link1, renamed: dict, imported, mlir,
+                  names, options, hlo_read: HloRead | None = None) -> Report:
     """The verifier's report (`pipeline.verifier.verify`: from the original
     HLO, `read_proto` or its reading `hlo_read` made already (`as_read`),
     and the built `program` alone), with the link to blame
     for each lost edge: the one after which link #1's dep edges (`link1`, a
     `PreserveResult`, None where link #1 was skipped) are no longer all
-    there, looked for in link #1's view (`module`), link #2's output
-    (`imported`) and link #3's (`mlir`, the live module, read through `names`)."""
+    there, looked for in link #1's dep edges (its `send-done`s and
+    `recv-done`s `renamed` to the send or recv the importer makes them),
+    link #2's output (`imported`) and link #3's (`mlir`, the live module,
+    read through `names`)."""
     o = options
     fates = ({(e.computation, e.predecessor, e.successor): e for e in link1.edges}
              if link1 is not None else None)
@@ -40,8 +42,6 @@ def blamed_report(program, parsed: Parsed, read_proto: bytes, where: str, link1,
     if not any(edge.fate == Fate.LOST for edge in report.edges):
         return _placed_spurious(report)
     program_edges = program.dep_edges()
-    renamed = {(c.name, i.name): i.operands[0].name for c, i in module.instructions()
-               if i.opcode in ("send-done", "recv-done")} if module is not None else {}
     after_import = imported.edges(through_tuples=True)  # what link #2 delivered
     names.restore(mlir)  # the run is over: the live module may take its HLO locations
     after_flatten = visible_edges(mlir, through_tuples=False)  # what the printer saw

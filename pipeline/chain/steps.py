@@ -73,6 +73,7 @@ class Work:
     elided: tuple = ()                 # constants the text writes as `constant({...})` (pipeline.reading.elided)
     module: Module | None = None       # link #1's view of the proto
     link1: PreserveResult | None = None
+    renamed: dict | None = None        # link #1's send-done/recv-done → their send/recv (blame reads it)
     hlo_proto: bytes = b""             # link #1's output, serialized
     hlo: str = ""                      # link #1's output as XLA prints it (when the chain stops there)
     mlir: ir.Module | None = None      # at its key locations (`names` reads them)
@@ -110,6 +111,24 @@ def _parameters(run) -> dict:
 
 # What the runner holds before the first step.
 GIVEN = ("source", "options", "importer")
+# What the result does not keep, each dropped once the last step that takes
+# it has run (and `link_checks.handed_on` has checked that step's output):
+# the input text, link #1's view, the MLIR module and its names, the proof's
+# reading of the HLO, the program's compiled pieces. At 300k instructions
+# they are half of what the process holds.
+RELEASED = ("source", "module", "mlir", "names", "hlo_read", "as_printed")
+
+
+def released_after(chain) -> dict[int, list[str]]:
+    """Step index → the `RELEASED` fields no step after it takes."""
+    last: dict[str, int] = {}
+    for index, step in enumerate(chain):
+        for name in (*takes(step), *step.gives._fields):  # a field nothing takes goes after the step that gives it
+            last[name] = index
+    after: dict[int, list[str]] = {}
+    for name in RELEASED:
+        after.setdefault(last.get(name, -1), []).append(name)
+    return after
 
 
 def unmet(chain) -> list[str]:
@@ -170,10 +189,13 @@ class Read:
 class Reified(NamedTuple):
     module: Module
     link1: PreserveResult
+    renamed: dict
 
 
 class Reify:
-    """Link #1: it edits `parsed`'s proto in place."""
+    """Link #1: it edits `parsed`'s proto in place. Besides its account, it
+    gives the one fact of its view the proof may need (`renamed`), so that
+    the view (an object per instruction) goes with the step."""
 
     name = "link #1"
     gives = Reified
@@ -181,7 +203,21 @@ class Reify:
     def run(self, parsed: Parsed, options: Options) -> Reified:
         with no_cyclic_gc():  # XLA's protos as Python objects: many small ones, no cycles worth a collection
             module = view_of(parsed)
-            return Reified(module, PreserveControlDeps(**pass_values(options, PreserveControlDeps)).run(module))
+            link1 = PreserveControlDeps(**pass_values(options, PreserveControlDeps)).run(module)
+            return Reified(module, link1, _paired_dones(module))
+
+
+def _paired_dones(module: Module) -> dict[tuple[str, str], str]:
+    """(computation, send-done or recv-done) → its send or recv, names as
+    written, in the computations link #1 looked into: the importer makes a
+    pair one op, named after the send or recv (`pipeline.chain.blame`)."""
+    found = {}
+    for comp in module.computations:
+        for p in comp.proto.instructions:
+            if p.opcode in ("send-done", "recv-done") and p.operand_ids:
+                done = comp.get(p.id)
+                found[(comp.name, done.name)] = done.operands[0].name
+    return found
 
 
 class Written(NamedTuple):
@@ -224,6 +260,7 @@ class Imported(NamedTuple):
     names: HloNames
     imported: Snapshot | Reimported
     hlo_read: HloRead | None
+    parsed: Parsed  # XLA's parse, consumed: the input's names and text alone
 
 
 class Import:
@@ -256,7 +293,7 @@ class Import:
             imported = Snapshot(mlir.operation, o.debug_info, names)
         else:  # link #3 rewrites it in place: link #2 again on link #1's output, if the result or blame asks
             imported = Reimported(hlo_proto, parsed.text, where, o.dialect, o.isolate, o.debug_info)
-        return Imported(mlir, names, imported, hlo_read[0] if hlo_read else None)
+        return Imported(mlir, names, imported, hlo_read[0] if hlo_read else None, parsed.without_proto())
 
 
 class Flattened(NamedTuple):
@@ -319,13 +356,13 @@ class Prove:
     def run(self, penguin_source: str, name: str, importer: XlaWorker | None, parsed: Parsed, read_proto: bytes,
             where: str, imported: Snapshot | Reimported, mlir: ir.Module, names: HloNames, options: Options,
             hlo_read: HloRead | None, as_printed: AsPrinted | None, link1: PreserveResult | None = None,
-            module: Module | None = None) -> Proven:
-        """`link1` and `module` are link #1's (None where it was skipped);
+            renamed: dict | None = None) -> Proven:
+        """`link1` and `renamed` are link #1's (None where it was skipped);
         `hlo_read`, the module as read, read during link #2 (None: read here);
         `as_printed`, the program compiled as it was printed (the printed text is what runs)."""
         program = build_graph(penguin_source, name, helper=importer, as_printed=as_printed)
-        return Proven(program, blamed_report(program, parsed, read_proto, where, link1, module, imported, mlir, names,
-                                             options, hlo_read))
+        return Proven(program, blamed_report(program, parsed, read_proto, where, link1, renamed or {}, imported, mlir,
+                                             names, options, hlo_read))
 
 
 def steps(options: Options, stop_after: str | None = None) -> list:
@@ -369,12 +406,15 @@ def run(source, options: Options | None = None, *, stop_after: str | None = None
     chain = steps(options, stop_after)
     if options.isolate:  # the warm child; a new one loads XLA on the other core while the input is read
         work.importer = xla_child.shared()
-    for step in chain:
+    dead = released_after(chain)
+    for index, step in enumerate(chain):
         start = time.perf_counter()
         run_step(step, work)
         if timings is not None:
             timings[step.name] = time.perf_counter() - start
         handed_on(step.name, work)  # with verify_each, its output checked (pipeline.chain.link_checks)
+        for name in dead.get(index, ()):
+            setattr(work, name, None)
     return work.result()
 
 

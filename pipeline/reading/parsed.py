@@ -43,6 +43,12 @@ class Parsed:
         names = names_of(text, module, lists) if text is not None else WrittenNames(same=True)
         return cls(module, names, text, source, lists)
 
+    def without_proto(self) -> Parsed:
+        """The input's names, text and source alone (`proto` None): what the
+        readers after link #2 read of a parse link #2 consumed (it keys the
+        proto in place for XLA's importer), without holding the proto."""
+        return Parsed(None, self.names, self.text, self.source)
+
     def take_instruction_lists(self) -> list[list]:
         """Each computation's instruction protos in the proto's order (see `_lists`),
         for the one reader that goes on to edit the proto: later readers read it afresh."""

@@ -79,16 +79,29 @@ def read_hlo(hlo, source: str | None = None, *, isolate: bool = False) -> dict[s
 
 @dataclass(frozen=True, eq=False)
 class HloRead:
-    """XLA's parse of an HLO module (a `pipeline.reading.parsed.Parsed`) and
-    its computations as `read_hlo` reads them, made once and handed to
-    `verify`: the chain makes it while XLA's child imports the module."""
+    """What the verifier reads of XLA's parse of an HLO module (a
+    `pipeline.reading.parsed.Parsed`), and nothing else of it: its
+    computations as `read_hlo` reads them, the module's name, the constants
+    its text elides (`pipeline.reading.elided`) and what the report says of
+    its names. The chain makes it while XLA's child imports the module, and
+    the parse goes once it is made."""
 
-    parsed: object
     computations: dict[str, list[HloInstruction]]
+    module_name: str
+    elided: tuple
+    notes: list[str]
+    source: str | None
 
     @classmethod
     def of(cls, parsed) -> "HloRead":
-        return cls(parsed, read_hlo(parsed))
+        from pipeline.reading.elided import elided_constants
+
+        notes = [f"%{c}: the names are XLA's, not as written (its definitions could not be matched "
+                 f"with XLA's instructions: two on one line?)" for c in parsed.names.unaligned]
+        with_edges = {e[0] for e in parsed.control_edges()} if parsed.names.made_by_xla else set()
+        notes += [f"%{c}: the names are XLA's (a computation the text writes inline, which XLA names)"
+                  for c in sorted(parsed.names.made_by_xla & with_edges)]
+        return cls(read_hlo(parsed), parsed.proto.name, elided_constants(parsed), notes, parsed.source)
 
 
 def parse_hlo(text: str, where: str, *, isolate: bool = False):

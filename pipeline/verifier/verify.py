@@ -72,8 +72,8 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
     `hlo`: HLO text, bytes, a path (text, or a binary module:
     `pipeline.reading.binary`), read as the chain reads its input
     (`pipeline.reading.source.load`), or XLA's parse of it (a
-    `pipeline.reading.parsed.Parsed`), or that parse read already (a
-    `pipeline.verifier.inputs.HloRead`). `program`: a Penguin `Module` (judged
+    `pipeline.reading.parsed.Parsed`), or what the verifier reads of that
+    parse, read already (a `pipeline.verifier.inputs.HloRead`). `program`: a Penguin `Module` (judged
     as it is: the chain hands its own), or the source or the path of a `.py`
     program: that runs in a child process, stopped after `timeout` seconds,
     its address space limited to `memory_mib` MiB
@@ -96,14 +96,12 @@ def verify(hlo, program, *, source: str | None = None, link1: dict | None = None
 
 def _verify(hlo, program, source: str | None, link1: dict | None, isolate: bool) -> Report:
     from passes.collector import no_cyclic_gc
-    from pipeline.reading.elided import elided_constants
     from pipeline.reading.parsed import Parsed
     from printer.penguin import Module
 
-    computations = None
-    if isinstance(hlo, HloRead):
-        text, computations = hlo.parsed, hlo.computations
-        where = source or text.source or "<hlo>"
+    read = hlo if isinstance(hlo, HloRead) else None
+    if read is not None:
+        where = source or read.source or "<hlo>"
     elif isinstance(hlo, Parsed):
         text, where = hlo, source or hlo.source or "<hlo>"
     else:  # read as the chain reads its input (`pipeline.reading.source`): text, a proto, a jax.export artifact
@@ -114,14 +112,10 @@ def _verify(hlo, program, source: str | None, link1: dict | None, isolate: bool)
     # nothing (measured: about a third of the time at 30k instructions).
     with no_cyclic_gc():
         try:
-            report = _verdict(read_hlo(text, where) if computations is None else computations, module, link1,
-                              text.proto.name, where)
-            report.elided = list(elided_constants(text))  # its numbers are placeholders; its edges are judged
-            report.notes += [f"%{c}: the names are XLA's, not as written (its definitions could not be matched "
-                             f"with XLA's instructions: two on one line?)" for c in text.names.unaligned]
-            with_edges = {e[0] for e in text.control_edges()} if text.names.made_by_xla else set()
-            report.notes += [f"%{c}: the names are XLA's (a computation the text writes inline, which XLA names)"
-                             for c in sorted(text.names.made_by_xla & with_edges)]
+            read = read or HloRead.of(text)
+            report = _verdict(read.computations, module, link1, read.module_name, where)
+            report.elided = list(read.elided)  # its numbers are placeholders; its edges are judged
+            report.notes += read.notes
             return report
         finally:  # the memos hold this module's instructions: let them go with it
             _standing_in.cache_clear()

@@ -386,8 +386,18 @@ class _CalleeParameters:
     arguments the op's own location; the HLO names them."""
 
     def __init__(self, keyed: _Keyed):
-        self.calls, self.computations = keyed.calls, keyed.computations
-        self.async_made, self.name = keyed.async_made, keyed.parsed.name
+        # Each called computation's parameters, read once now: nothing here
+        # holds on to XLA's proto, which goes with the import.
+        self.calls = keyed.calls
+        name = keyed.parsed.names.name
+        self.callees: dict[int, tuple[str, list[str]] | None] = {}
+        for c in {c for _, called in keyed.calls.values() for c in called}:
+            callee = keyed.computations.get(c)
+            if callee is None or callee.name in keyed.async_made:
+                self.callees[c] = None  # XLA made it (a sugared start's): its parameters were never written
+                continue
+            numbered = sorted((i.parameter_number, i.name) for i in callee.instructions if i.opcode == "parameter")
+            self.callees[c] = (callee.name, [name(callee.name, n) for _, n in numbered])
 
     def of(self, key: int, region: int) -> tuple[str, list[str]] | None:
         found = self.calls.get(key)
@@ -396,11 +406,7 @@ class _CalleeParameters:
         opcode, called = found
         if opcode == "while":  # XLA lists body, condition; the op's regions are cond, body
             called = called[::-1]
-        callee = self.computations.get(called[region]) if region < len(called) else None
-        if callee is None or callee.name in self.async_made:
-            return None  # XLA made it (a sugared start's): its parameters were never written
-        numbered = sorted((i.parameter_number, i.name) for i in callee.instructions if i.opcode == "parameter")
-        return callee.name, [self.name(callee.name, name) for _, name in numbered]
+        return self.callees.get(called[region]) if region < len(called) else None
 
 
 def _wrapped_keys(keyed: _Keyed) -> dict[int, int]:
@@ -452,7 +458,10 @@ class _StackFrames:
     file:line:column (the innermost frame). Ids count from 1."""
 
     def __init__(self, module):
-        self.index = module.stack_frame_index if module.HasField("stack_frame_index") else None
+        self.index = None
+        if module.HasField("stack_frame_index"):  # a copy: a part of XLA's proto would hold all of it
+            self.index = type(module.stack_frame_index)()
+            self.index.CopyFrom(module.stack_frame_index)
 
     def location(self, frame_id: int) -> ir.Location | None:
         index = self.index

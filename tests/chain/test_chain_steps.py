@@ -5,6 +5,7 @@ options and nothing of a run."""
 from __future__ import annotations
 
 import gc
+import inspect
 import os
 import traceback
 
@@ -17,7 +18,7 @@ from passes.hlo.view import view_of
 from bench.synthetic import synthetic_hlo
 from pipeline.chain.options import Options
 from pipeline.chain.result import build_graph
-from pipeline.chain.steps import GIVEN, Read, Work, steps, takes, unmet
+from pipeline.chain.steps import GIVEN, RELEASED, Read, Work, released_after, steps, takes, unmet
 from pipeline.chain.example import EXAMPLE_HLO
 from pipeline.xla.isolated import XlaRejected, canonical_text, print_module
 from processes import live_children
@@ -61,6 +62,13 @@ def test_each_step_takes_only_what_the_runner_or_an_earlier_step_gives(reify, fl
     assert unmet(chain) == []
     for step in chain:  # what a step says it gives is a named tuple of Work's fields
         assert set(step.gives._fields) <= set(Work.__dataclass_fields__), step.name
+    # What the runner lets go is let go after every step that takes it, and the result keeps none of it.
+    released = {name: index for index, names in released_after(chain).items() for name in names}
+    assert set(released) == set(RELEASED)
+    for index, step in enumerate(chain):
+        assert all(released[name] >= index for name in takes(step) if name in released), step.name
+    kept = inspect.getsource(Work.result)
+    assert not [name for name in RELEASED if f"self.{name}" in kept]
 
 
 def test_a_step_that_takes_what_no_step_gave_is_named():
