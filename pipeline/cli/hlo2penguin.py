@@ -78,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --plot: which nested blocks (a while's cond and body, a branch) get a "
                         "panel under their function: deps = those where a dep edge starts or ends "
                         "(default), all = every one, none = the functions' own blocks alone")
+    p.add_argument("--explore", action="store_true",
+                   help="after writing the output, serve the HLO as given and the Penguin program in Model "
+                        "Explorer on localhost (control and dep edges as overlays coloured by fate; the "
+                        "adapter opens other modules from the page) and print its address on stderr; "
+                        "Ctrl+C stops it. Needs the 'explorer' extra: pip install 'hlo2penguin[explorer]'")
+    p.add_argument("--explore-port", metavar="PORT", type=int,
+                   help="with --explore: serve on this port (default: a free one)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="do not print the edge summary and warnings on stderr; with --check, a failure "
                         "still prints its lost and spurious edges")
@@ -119,6 +126,19 @@ def refuse_unusable_flags(args: argparse.Namespace) -> None:
     if args.plot is None and (args.plot_function or args.plot_nested):
         flag = "--plot-function" if args.plot_function else "--plot-nested"
         raise UsageError(f"{flag} says what --plot draws: give --plot OUT.png|OUT.svg too")
+    if args.explore_port is not None and not args.explore:
+        raise UsageError("--explore-port says where --explore serves: give --explore too")
+    if args.explore and args.emit in ("hlo", "hlo-proto"):
+        raise UsageError(f"--explore shows the HLO beside its Penguin program, and --emit {args.emit} stops "
+                         "after link #1: emit another stage")
+    if args.explore:
+        from printer.penguin.explorer.serve import available
+
+        missing = available()
+        if missing is not None:
+            raise UsageError(f"--explore: {missing}")
+        if args.explore_port is not None and not 0 < args.explore_port < 65536:
+            raise UsageError(f"--explore-port takes a port from 1 to 65535, not {args.explore_port}")
     if args.debug_info and args.emit not in ("mlir", "flat-mlir"):
         raise UsageError(f"--debug-info prints MLIR locations: it goes with --emit mlir or flat-mlir, "
                          f"not --emit {args.emit}")
@@ -147,6 +167,7 @@ def run(args: argparse.Namespace):
         read_proto(chain.hlo_proto, f"{source} after link #1", isolate=True)  # XLA reads what is written
         return chain.hlo_proto, chain.link1, chain.module() if args.plot is not None else None
     program = chain.module()
+    args.chain = chain  # --explore shows it
     if args.emit == "mlir":
         return chain.mlir, chain.report, program
     if args.emit == "flat-mlir":
@@ -324,7 +345,22 @@ def _main(argv: list[str]) -> int:
         report(result, failures_only=True)  # quiet hides the summary, never why the exit is 1
     if args.timings:
         print_timings(args.step_seconds)
+    if args.explore:
+        explore(args)
     return 1 if failed else 0
+
+
+def explore(args: argparse.Namespace) -> None:
+    """Serve the chain's graphs in Model Explorer until Ctrl+C: the address on stderr."""
+    from pipeline import explorer
+
+    try:
+        served = explorer.explore(args.chain, port=args.explore_port)
+    except explorer.ExplorerError as err:
+        raise UsageError(f"--explore: {err}") from None
+    print(f"{PROG}: Model Explorer serves {args.chain.source} at {served.base} (Ctrl+C stops it); "
+          f"the graphs open at:\n{served.url}", file=sys.stderr, flush=True)
+    served.wait()
 
 
 def verify_main(argv: list[str]) -> int:

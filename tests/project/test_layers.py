@@ -33,6 +33,7 @@ LAYERS = [
     ("verifier", ("pipeline.verifier",)),
     ("chain", ("pipeline.chain",)),
     ("top", ("pipeline", "pipeline.testing", "pipeline.sources", "pipeline.corpus")),
+    ("explorer", ("pipeline.explorer",)),  # the chain's graphs in Model Explorer
     ("front ends", ("pipeline.cli", "pipeline.pytest_plugin")),  # the commands, and pytest running a corpus
     ("bench", ("bench",)),
 ]
