@@ -139,6 +139,15 @@ class ChainResult:
             self._module = build_graph(self.penguin_source, self.source)
         return self._module
 
+    def explore(self, *, port: int | None = None, side_by_side: bool = True, select: str = ""):
+        """Model Explorer on localhost showing the HLO as given beside the
+        Penguin program, control and dep edges as overlays coloured by fate
+        (`pipeline.explorer.explore`; the `explorer` extra): a `Served`,
+        which Jupyter shows in the notebook; `.close()` stops it."""
+        from pipeline.explorer import explore
+
+        return explore(self, port=port, side_by_side=side_by_side, select=select)
+
     def _repr_html_(self) -> str:
         """Jupyter's view: the input and dialect, the report's table of edges
         and fates, and the Penguin program, collapsed."""

@@ -38,7 +38,7 @@ from printer.penguin.drawing.model import DEP_COLOR
 from printer.penguin.explorer import Overlay, cut, module_graph, overlays_json
 from printer.penguin.explorer.serve import ExplorerError, Served, available, serve
 
-__all__ = ["chain_graphs", "module_graphs", "explore", "explore_module", "ui_state", "Served", "ExplorerError", "available",
+__all__ = ["chain_graphs", "module_graphs", "explore", "ui_state", "Served", "ExplorerError", "available",
            "FATE_COLORS", "HLO_GRAPH", "PENGUIN_GRAPH"]
 
 HLO_GRAPH = "HLO as given"
@@ -318,12 +318,6 @@ def explore(result, *, port: int | None = None, host: str = "localhost", side_by
     state = ui_state(PENGUIN_GRAPH, select=select, beside=HLO_GRAPH if side_by_side and has_hlo else None)
     return serve(graphs, _model_name(result.source), node_data=node_data, port=port, host=host,
                  extensions=("pipeline.explorer",), ui_state=state)
-
-
-def explore_module(module, *, port: int | None = None, host: str = "localhost") -> Served:
-    """Model Explorer on localhost showing a Penguin `module` alone."""
-    return serve(module_graphs(module, module.name), _model_name(module.name), port=port, host=host,
-                 extensions=("pipeline.explorer",))
 
 
 def _model_name(source: str) -> str:

@@ -51,7 +51,7 @@ class ChainAdapter(Adapter):
                 module = child.module()
             graphs = module_graphs(module, os.path.basename(model_path))
         else:
-            import pipeline
+            from pipeline.chain.steps import run
 
-            graphs, _ = chain_graphs(pipeline.run(model_path))
+            graphs, _ = chain_graphs(run(model_path))
         return {"graphCollections": [_Json(**c) for c in graphs["graphCollections"]]}

@@ -67,6 +67,17 @@ class Module:
         """(computation, predecessor name, successor name) of every dependency."""
         return {(d.successor.computation, d.predecessor.name, d.successor.name) for d in self.dependencies}
 
+    def explore(self, *, port: int | None = None):
+        """Model Explorer on localhost showing this module's graph, every dep
+        edge an overlay (`printer.penguin.explorer`; the `explorer` extra): a
+        `Served`, which Jupyter shows in the notebook; `.close()` stops it."""
+        from printer.penguin.explorer import module_graph
+        from printer.penguin.explorer.serve import serve
+
+        graph, _ = module_graph(self, "Penguin program")
+        name = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in self.name) or "module"
+        return serve({"graphCollections": [{"label": self.name, "graphs": [graph]}]}, name, port=port)
+
     def _repr_svg_(self) -> str | None:
         """Jupyter's view: the graph of every function and every nested block,
         as `printer.penguin.drawing.svg` writes it (the picture `plot` draws), at most _SVG_WIDTH_PT wide (it scales down, text with it).

@@ -96,3 +96,24 @@ def test_a_long_attribute_is_cut_before_the_browser():
     assert cut("short") == "short"
     (menu,) = graph["tasksData"]["edgeOverlaysDataListLeftPane"]
     assert menu["overlays"][0]["edgeColor"] == DEP_COLOR and menu["overlays"][0]["edges"] == []
+
+
+def _served_graph(served) -> dict:
+    with urllib.request.urlopen(served.base + "/api/v1/load_graphs_json?graph_index=0") as r:
+        (collection,) = json.loads(r.read())["graphCollections"]
+    return {g["id"]: g for g in collection["graphs"]}
+
+
+def test_a_chain_result_and_a_module_open_in_a_notebook(model_explorer):
+    """What Jupyter shows for `result.explore()` and `module.explore()`: the app in an iframe."""
+    import html
+
+    result = pipeline.run(EXAMPLE_HLO)
+    with result.explore() as served:
+        assert f'src="{html.escape(served.url, quote=True)}"' in served._repr_html_()
+        assert set(_served_graph(served)) == {explorer.HLO_GRAPH, explorer.PENGUIN_GRAPH}
+    assert not served.running
+    module = result.module()
+    with module.explore() as served:
+        (graph,) = _served_graph(served).values()
+        assert len(graph["nodes"]) == program_nodes(module)

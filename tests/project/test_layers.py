@@ -31,9 +31,10 @@ LAYERS = [
     ("xla", ("pipeline.xla",)),
     ("reading with XLA", tuple(f"pipeline.reading.{m}" for m in _READING_WITH_XLA)),
     ("verifier", ("pipeline.verifier",)),
+    ("explorer", ("pipeline.explorer",)),  # a chain run's graphs in Model Explorer (ChainResult.explore)
     ("chain", ("pipeline.chain",)),
     ("top", ("pipeline", "pipeline.testing", "pipeline.sources", "pipeline.corpus")),
-    ("explorer", ("pipeline.explorer",)),  # the chain's graphs in Model Explorer
+    ("explorer adapter", ("pipeline.explorer.main",)),  # Model Explorer's extension: runs the chain
     ("front ends", ("pipeline.cli", "pipeline.pytest_plugin")),  # the commands, and pytest running a corpus
     ("bench", ("bench",)),
 ]
