@@ -40,6 +40,11 @@ F   a fan-in: F control edges into one successor (`bench.synthetic.fan_in`)
     the check on the larger fan-in padded to N instructions against the
     check on the same module without its control edges
     (--fan-in runs the F figures alone; --processes runs M and P5 alone)
+X   Model Explorer's graphs of a chain run (`pipeline.explorer.chain_graphs`
+    and the JSON the browser is sent) vs the chain run they show, with its
+    proof, as `hlo2penguin --explore` runs it, in-process; "X growth": how
+    the conversion grows from the smallest size to the largest over the
+    chain's growth (--explorer runs the X figures alone)
 
 These machines are noisy: every figure is a median of --repeat runs, and the
 ratio is what to read, not the seconds.
@@ -401,6 +406,39 @@ def process_figures(size: int, repeat: int, memory: bool = True, name: str = "P5
     return rows
 
 
+def explorer_figures(sizes: list[int], repeat: int) -> list[dict]:
+    """X at each size, and X growth from the first size to the last."""
+    import pipeline
+    from pipeline.explorer import chain_graphs
+
+    rows = []
+    for size in sizes:
+        text = synthetic_hlo(size)
+        results = []
+
+        def chain():
+            result = pipeline.run(text, isolate=False)
+            result.module()  # what the graphs show: built once, as the chain's proof built it
+            results.append(result)
+
+        anchor = median_time(chain, repeat)
+        result = results[-1]
+
+        def conversion():
+            graphs, node_data = chain_graphs(result)
+            json.dumps(graphs), json.dumps(node_data)
+
+        ours = median_time(conversion, repeat)
+        rows.append({"figure": "X", "size": size, "ours_s": round(ours, 4), "anchor_s": round(anchor, 4),
+                     "ratio": round(ours / anchor, 3)})
+    if len(rows) > 1:
+        a, b = rows[0], rows[-1]
+        growth, anchor_growth = b["ours_s"] / a["ours_s"], b["anchor_s"] / a["anchor_s"]
+        rows.append({"figure": "X growth", "size": b["size"], "small": a["size"], "growth": round(growth, 2),
+                     "anchor_growth": round(anchor_growth, 2), "ratio": round(growth / anchor_growth, 2)})
+    return rows
+
+
 def scaling(rows: list[dict], small: int, large: int) -> list[dict]:
     """P4: how each stage's time grows from the smallest size to the largest,
     over how P3's anchor (XLA's parse + import) grows in the same run."""
@@ -420,7 +458,8 @@ def scaling(rows: list[dict], small: int, large: int) -> list[dict]:
 
 TARGETS = {"P1": "<= 0.5", "P2": "<= 1.5", "P3": "<= 2.5", "P4": "<= 1.2", "M": "<= 1.3", "P5": "<= 3.0",
            "P5 small": "<= 1.5", "R1": "<= 10",
-           "R2": "<= 1.5", "R2 again": "<= 1.3", "F": "<= 1.0 (linear <= 1.5)", "F module": "<= 3"}
+           "R2": "<= 1.5", "R2 again": "<= 1.3", "F": "<= 1.0 (linear <= 1.5)", "F module": "<= 3",
+           "X": "<= 0.5", "X growth": "<= 1.2"}
 
 
 def table(rows: list[dict]) -> str:
@@ -437,6 +476,10 @@ def table(rows: list[dict]) -> str:
         if kind == "P4":
             lines.append(f"{'P4 ' + r['stage']:22} {r['size']:>8} {r['growth']:>9.2f}x {r['anchor_growth']:>10.2f}x "
                          f"{r['ratio']:>8.2f}  {TARGETS['P4']}")
+            continue
+        if r["figure"] == "X growth":
+            lines.append(f"{r['figure']:22} {r['size']:>8} {r['growth']:>9.2f}x {r['anchor_growth']:>10.2f}x "
+                         f"{r['ratio']:>8.2f}  {TARGETS['X growth']}  ({r['small']} → {r['size']} instructions)")
             continue
         if r["figure"] in ("F check", "F verify"):  # growth from r["small"] edges, over the anchor's
             lines.append(f"{r['figure']:22} {r['size']:>8} {r['growth']:>9.2f}x {r['anchor_growth']:>10.2f}x "
@@ -472,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round-trip", action="store_true", help="only the round-trip figures (R1, R2, R2 again)")
     parser.add_argument("--processes", action="store_true",
                         help="only the figures measured as whole processes (M, and P5 with its steps) at --sizes")
+    parser.add_argument("--explorer", action="store_true",
+                        help="only the Model Explorer figures (X, X growth) at --sizes")
     parser.add_argument("--fan-in-sizes", default="4000,16000",
                         help="control edges into the one successor of the F figures, comma-separated")
     parser.add_argument("--fan-in-module", type=int, default=0,
@@ -483,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
         return _write(fan_in_figures(fan_in_sizes, args.repeat, args.fan_in_module), args.json)
     if args.processes:
         return _write([row for size in sizes for row in process_figures(size, args.repeat)], args.json)
+    if args.explorer:
+        return _write(explorer_figures(sizes, args.repeat), args.json)
     if args.round_trip:
         return _write([round_trip_figure(args.small, args.repeat)] + numbers_figures(args.small, args.repeat),
                       args.json)
@@ -499,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_memory:
         rows += process_figures(args.small, args.small_repeat, memory=False, name="P5 small")
     rows += fan_in_figures(fan_in_sizes, args.repeat, args.fan_in_module)
+    rows += explorer_figures(sizes, args.repeat)
     return _write(rows, args.json)
 
 

@@ -31,6 +31,7 @@ worst fate of its edges, and the last link that handled one (to colour by).
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -255,7 +256,23 @@ def _marks(report, names: set[str] | None = None) -> _Marks:
 def chain_graphs(result) -> tuple[dict, dict[str, dict]]:
     """Model Explorer's JSON for a `ChainResult`: one collection holding
     the HLO as given (where the chain read it with check on) and the
-    Penguin program; and the node data to colour them by (name → data)."""
+    Penguin program; and the node data to colour them by (name → data).
+
+    Python's cyclic collector is paused meanwhile: the conversion makes a
+    few dicts per op and frees none, and each collection of the oldest
+    generation walks every object the run holds, so with it on the
+    conversion grows faster than the module (16k instructions: 2.4 s, 0.9 s
+    without)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _chain_graphs(result)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _chain_graphs(result) -> tuple[dict, dict[str, dict]]:
     report = result.report
     marks = _marks(report)
     graphs = []
