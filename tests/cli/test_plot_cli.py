@@ -40,10 +40,12 @@ def plot(dump: pathlib.Path, tmp_path: pathlib.Path, *flags, ext: str = "svg") -
 
 
 def panel_titles(svg: pathlib.Path) -> list[str]:
-    """The panels' titles, top to bottom: an SVG keeps its text as text, and a
-    title is `func @NAME` or `%OP (KIND): BLOCK`."""
+    """The panels' titles, top to bottom, without XLA's computation names: an
+    SVG keeps its text as text, and a title is `func @NAME [%COMPUTATION]` or
+    `%OP (KIND): BLOCK [%COMPUTATION]` (the brackets where XLA's name differs)."""
     texts = ["".join(t.itertext()) for t in ElementTree.parse(svg).iter() if t.tag.endswith("text")]
-    return [t for t in texts if re.fullmatch(r"func @\S+|%\S+ \(\S+\): \S+", t)]
+    titles = [re.fullmatch(r"(func @\S+|%\S+ \(\S+\): \S+)(?: \[%\S+\])?", t) for t in texts]
+    return [m.group(1) for m in titles if m]
 
 
 def test_the_default_draws_only_the_function_with_dep_edges(tmp_path):

@@ -42,7 +42,7 @@ def classes(e: ET.Element) -> list[str]:
 
 
 def test_the_title_counts_what_is_drawn_and_what_is_left_out(svg):
-    (title,) = [e for e in svg.iter(f"{SVG}text") if "legend-title" in classes(e)]
+    title = " ".join(e.text for e in svg.iter(f"{SVG}text") if "legend-title" in classes(e))  # its lines
     drawn_nodes = sum(1 for g in svg.iter(f"{SVG}g") if classes(g)[:1] == ["node"] and "ghost" not in classes(g))
     paths = [p for p in svg.iter(f"{SVG}path") if "edge" in classes(p)]
     drawn_data = sum("data" in classes(p) for p in paths)
@@ -50,13 +50,17 @@ def test_the_title_counts_what_is_drawn_and_what_is_left_out(svg):
     program = pipeline.run(str(LOOP), isolate=False).module()
     whole = drawing.graph(program, function=drawing.functions_with_deps(program))
     assert drawn_nodes < len(whole.nodes)  # the case: the nested blocks without a dep edge have no panel
-    m = re.search(r": (\d+) of (\d+) nodes, (\d+) of (\d+) data edges, (\d+)(?: of (\d+))? dep edges drawn \(",
-                  title.text)
-    assert m, title.text
+    m = re.search(r": (\d+) of (\d+) nodes, (\d+) of (\d+) data edges, (\d+)(?: of (\d+))? dep edges drawn; "
+                  r"(\d+) nested blocks without a dep edge not drawn$", title)
+    assert m, title
     assert [int(m.group(i)) for i in (1, 3, 5)] == [drawn_nodes, drawn_data, drawn_deps]
     assert [int(m.group(2)), int(m.group(4))] == [len(whole.nodes), len(whole.data_edges)]
     assert drawn_deps == len(whole.dep_edges) and m.group(6) is None  # every dep edge is drawn
-    assert "nested blocks without a panel" in title.text
+    # The blocks left out: every nested block of the program's functions drawn, but the panels'.
+    panels = sum(1 for g in svg.iter(f"{SVG}g") if classes(g) == ["panel"])
+    nested = sum(len(i.blocks) for f in program.functions if f.name in drawing.functions_with_deps(program)
+                 for i in f.walk())
+    assert int(m.group(7)) == nested - (panels - len(drawing.functions_with_deps(program))) > 0
 
 
 def tag_boxes(svg: ET.Element) -> list[tuple[str, float, tuple[float, float, float, float]]]:

@@ -5,7 +5,8 @@
     drawing.plot(result.module(), "graph.png")          # PNG or SVG, matplotlib only
     drawing.plot(result.module(), ax, function="main")  # into an Axes of your own
     fig = drawing.plot(result.module())                 # a new Figure (Jupyter shows it)
-    drawing.plot(m, "g.png", function=drawing.functions_with_deps(m), nested="deps")  # hlo2penguin --plot's picture
+    drawing.plot(m, "g.png", function=drawing.functions_with_deps(m))  # hlo2penguin --plot's picture
+    drawing.plot(m, "g.svg", nested="all")              # every nested block a panel (none: the functions alone)
     data = drawing.png(m, function=None)                # PNG bytes drawn with Pillow alone: no matplotlib import
     text = drawing.svg(m, function=None)                # SVG bytes written as text: no matplotlib import
 
@@ -21,6 +22,18 @@ DAG of data and dep edges (an op with regions stands for everything inside
 it, as in `Block.schedule`), y its place in its layer, in schedule order. A
 value captured from an enclosing block appears in the inner panel as a ghost
 node (`^name`, dashed). No Graphviz is needed.
+
+Which nested blocks get a panel (`nested`, in `plot`, `render`, `png` and
+`svg`): by default (`"deps"`) those that hold an end of a dep edge and those
+on the way down to one (the block of the op whose region holds it, and so
+on up to the function), so a picture of a real module shows its dep edges
+without the dozens of fusion and reducer blocks around them; `"all"` draws
+every one, `"none"` the functions alone. The picture's title counts what it
+draws and how many nested blocks it leaves out (`…; 15 nested blocks without
+a dep edge not drawn`), wrapped onto as many lines as the picture's width
+needs. A panel, a DOT cluster and a line of the verifier's report name a
+block alike (`printer.penguin.titles.block_title`): `func @main [%main.5]`,
+`%while.16 (while): body [%region_2.10]`, XLA's computation in brackets.
 
 By role: `model` (the graph both pictures draw), `dot` (Graphviz DOT),
 `layout` (the layered layout: panels, boxes, routes), `canvas` (matplotlib,

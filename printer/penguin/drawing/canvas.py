@@ -8,7 +8,7 @@ import io
 import os
 from collections.abc import Sequence
 
-from printer.penguin.drawing.layout import BOX_H, FONT, Box, Panel, Route, Sheet, legend_title, route_curve, sheet
+from printer.penguin.drawing.layout import BOX_H, FONT, TITLE_FONT, Box, Panel, Route, Sheet, route_curve, sheet
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
 
 # `Module` is named in annotations only (see model.py).
@@ -17,12 +17,14 @@ PLOT_FORMATS = ("png", "svg")
 
 
 def plot(module: Module, path_or_ax=None, function: str | Sequence[str] | None = "main", *,
-         nested: str = "all", dpi: int = 110):
+         nested: str = "deps", dpi: int = 110):
     """Draw the data and dep edges of `function` (a name, a list of names, or
     every function if None).
-    Each block is a panel: the function's own first, then each nested block
-    (`nested="all"`), only those where a dep edge starts or ends
-    (`nested="deps"`), or none (`nested="none"`).
+    Each block is a panel: the function's own first, then the nested blocks
+    that hold a dep edge or lead to one (the block of the op whose region
+    holds it, and so on up: `nested="deps"`, the default), every nested
+    block (`nested="all"`), or none (`nested="none"`). The title counts
+    the blocks left without a panel.
 
     `path_or_ax`: a path ending in .png or .svg (written with the Agg / SVG
     backend, no display needed), a binary file object (PNG), a matplotlib
@@ -63,7 +65,7 @@ def plot(module: Module, path_or_ax=None, function: str | Sequence[str] | None =
 
 
 def render(module: Module, fmt: str = "png", function: str | Sequence[str] | None = "main", *,
-           nested: str = "all", dpi: int = 110) -> bytes:
+           nested: str = "deps", dpi: int = 110) -> bytes:
     """The picture `plot` draws, as the bytes of a PNG or SVG file."""
     if fmt not in PLOT_FORMATS:
         raise ValueError(f"cannot plot as {fmt!r}: give one of {', '.join(PLOT_FORMATS)}")
@@ -191,10 +193,10 @@ class Canvas:
             Patch(facecolor=FILL["argument"], edgecolor="#444444", label="argument"),
             Patch(facecolor=FILL["ghost"], edgecolor="#999999", linestyle="--", label="^value of an enclosing block"),
         ]
-        title = legend_title(self.sheet)
+        title = "\n".join(self.sheet.title)  # wrapped by the layout to the picture's width
         self.ax.legend(handles=handles, loc="upper left",
                        bbox_to_anchor=(0.08 / self.sheet.width, 1 - 0.05 / self.sheet.height),
-                       ncol=3, fontsize=fs * 0.9, title=title, title_fontsize=fs * 1.05, frameon=False,
+                       ncol=3, fontsize=fs * 0.9, title=title, title_fontsize=fs * TITLE_FONT / FONT, frameon=False,
                        alignment="left", handlelength=3)
 
 

@@ -1,11 +1,13 @@
 """Graphviz DOT of a Penguin program, for those who have Graphviz: each
-function and each nested block a cluster, data edges solid, dep edges
+function and each nested block a cluster labelled as every picture names
+a block (`printer.penguin.titles.title_of`), data edges solid, dep edges
 dashed and red."""
 
 from __future__ import annotations
 
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, GNode, block_path, graph
 from printer.penguin.graph import Instruction
+from printer.penguin.titles import title_of
 
 # `Module` is named in annotations only (see model.py).
 
@@ -35,17 +37,17 @@ def to_dot(module: Module, function: str | None = None) -> str:
     # Each block's subgraph holds its nodes, each op's nested blocks right
     # after it: an explicit stack of what is left (a block to open, a node,
     # a brace to close), since blocks nest as deep as the program.
-    stack: list = [("block", fn, f"func @{fn.name}", "  ") for fn in reversed(g.functions)]
+    stack: list = [("block", fn, "  ") for fn in reversed(g.functions)]
     while stack:
-        kind, item, title, indent = stack.pop()
+        kind, item, indent = stack.pop()
         if kind == "close":
             lines.append(f"{indent}}}")
         elif kind == "block":
             lines.append(f"{indent}subgraph {_q('cluster_' + block_path(item))} {{")
-            lines.append(f"{indent}  label={_q(title)};")
+            lines.append(f"{indent}  label={_q(title_of(item))};")
             lines.append(f'{indent}  style=rounded; color="#999999";')
-            stack.append(("close", None, "", indent))
-            stack += [("node", n, "", indent) for n in reversed(by_block.get(id(item), []))]
+            stack.append(("close", None, indent))
+            stack += [("node", n, indent) for n in reversed(by_block.get(id(item), []))]
         else:
             n = item
             label = n.name if n.opcode == n.name else n.name + "\n" + n.opcode
@@ -54,8 +56,7 @@ def to_dot(module: Module, function: str | None = None) -> str:
                 attrs.append(f'color="{DEP_COLOR}", penwidth=1.5')
             lines.append(f"{indent}  {_q(n.id)} [{', '.join(attrs)}];")
             if isinstance(n.obj, Instruction):
-                stack += [("block", inner, f"%{n.name}: {inner.name}", indent + "  ")
-                          for inner in reversed(n.obj.blocks)]
+                stack += [("block", inner, indent + "  ") for inner in reversed(n.obj.blocks)]
 
     lines.append("  // data edges (operands)")
     for e in g.data_edges:

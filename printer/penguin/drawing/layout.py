@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from printer.penguin.drawing.model import GEdge, GNode, Graph, short_opcode
+from printer.penguin.drawing.model import GEdge, GNode, Graph
 from printer.penguin.graph import Argument, Block, ScheduleError
+from printer.penguin.titles import title_of
 
 
 # Lengths are in inches: a file's figure is sized so that one data unit is one inch.
@@ -21,8 +22,14 @@ BOX_H = 0.42
 GAP = 0.55                      # horizontal space between layers (room for arrows)
 PANEL_PAD = 0.25
 TITLE_H = 0.3
-HEADER_H = 0.75                 # the legend, above the panels
+HEADER_H = 0.75                 # the legend, above the panels (with a title of one line)
 MIN_WIDTH = 7.0                 # room for the legend
+TITLE_FONT = FONT * 1.05        # points, the picture's title
+TITLE_X = 0.12                  # the title's left end; it keeps as far from the right edge
+TITLE_LINE = TITLE_FONT * 1.2 / 72  # between the lines of a title that wraps (matplotlib's line spacing)
+# A renderer draws text at a whole number of pixels (Pillow's 8.4 points at 220 pixels an inch: 25.7 → 26):
+# a title's line keeps this much of its room free.
+TITLE_SLACK = 1.04
 
 
 @dataclass(eq=False)
@@ -76,6 +83,13 @@ class Sheet:
     panels: list[Panel]
     width: float
     height: float
+    hidden: int = 0             # the nested blocks of the functions drawn that have no panel
+    title: list[str] = field(default_factory=list)  # the title's lines (`legend_title`), each within the width
+
+    @property
+    def title_extra(self) -> float:
+        """How much lower than a one-line title's the legend sits: the lines the title wraps onto."""
+        return max(len(self.title) - 1, 0) * TITLE_LINE
 
 
 def _width(node: GNode, ghost: bool) -> float:
@@ -83,36 +97,62 @@ def _width(node: GNode, ghost: bool) -> float:
     return max(len(name), len(node.opcode) * 0.8, 4) * CHAR + 0.18
 
 
-NESTED = ("all", "deps", "none")
+NESTED = ("deps", "all", "none")  # the first is the default
 
 
-def _panels(g: Graph, nested: str = "all") -> list[Panel]:
+def blocks_with_deps(g: Graph) -> set[int]:
+    """id() of each block of `g` that holds an end of a dep edge, and of
+    each block on the way down to one from its function (the block of the
+    op whose region holds it, and so on up): the blocks `nested="deps"` draws."""
+    found: set[int] = set()
+    for e in g.dep_edges:
+        for end in (e.source, e.target):
+            block = end.block
+            while id(block) not in found:  # up to the function, or to a block found already
+                found.add(id(block))
+                if block.parent is None:
+                    break
+                block = block.parent.parent
+    return found
+
+
+def _blocks(g: Graph) -> list[Block]:
+    """Each function of `g`, then the blocks nested in it, in program order (an explicit stack)."""
+    found, stack = [], list(reversed(g.functions))
+    while stack:
+        block = stack.pop()
+        found.append(block)
+        stack += reversed([inner for instr in block.instructions for inner in instr.blocks])
+    return found
+
+
+def _panels(g: Graph, nested: str = "deps") -> list[Panel]:
+    """A panel for each function of `g` and for the nested blocks `nested`
+    names: every one (all), those that hold or lead to a dep edge (deps,
+    `blocks_with_deps`), none; in program order, each titled as
+    `titles.title_of` names it."""
     if nested not in NESTED:
         raise ValueError(f"nested={nested!r}: give one of {', '.join(NESTED)}")
-    with_deps = {id(e.source.block) for e in g.dep_edges} | {id(e.target.block) for e in g.dep_edges}
-    panels = []
-
-    # Each block, then the blocks nested in it, in program order (an explicit stack).
-    stack = [(fn, f"func @{fn.name}") for fn in reversed(g.functions)]
-    while stack:
-        block, title = stack.pop()
-        if block.parent is None or nested == "all" or (nested == "deps" and id(block) in with_deps):
-            panels.append(_layout(g, block, title))
-        stack += reversed([(inner, f"%{instr.name} ({short_opcode(instr.opcode)}): {inner.name}")
-                           for instr in block.instructions for inner in instr.blocks])
-    return panels
+    with_deps = blocks_with_deps(g) if nested == "deps" else set()
+    return [_layout(g, block, title_of(block)) for block in _blocks(g)
+            if block.parent is None or nested == "all" or id(block) in with_deps]
 
 
-def sheet(g: Graph, nested: str = "all") -> Sheet:
-    """Lay out every panel of `g` (see `_panels`) and stack them: each panel's
-    top, the picture's width and height."""
+def sheet(g: Graph, nested: str = "deps") -> Sheet:
+    """Lay out every panel of `g` (see `_panels`) and stack them under the
+    title and the legend: each panel's top, the picture's width (the widest
+    panel's, or the legend's) and height; the title wraps onto as many
+    lines as that width needs, and the header grows with it."""
     panels = _panels(g, nested)
     width = max([MIN_WIDTH] + [p.width for p in panels])
-    y = HEADER_H
+    s = Sheet(g, nested, panels, width, 0.0, hidden=len(_blocks(g)) - len(panels))
+    s.title = wrap(legend_title(s), width - 2 * TITLE_X, TITLE_FONT)
+    y = HEADER_H + s.title_extra
     for p in panels:
         p.top = y
         y += p.height + PANEL_PAD
-    return Sheet(g, nested, panels, width, y)
+    s.height = y
+    return s
 
 
 def _representatives(g: Graph, block: Block) -> dict[int, GNode]:
@@ -363,6 +403,51 @@ def _text_width(text: str) -> float:
     return len(text) * CHAR
 
 
+# DejaVu Sans's advance of each printable ASCII character (space to `~`), in ems, read from the font
+# (DejaVuSans.ttf, as matplotlib ships it): the sans-serif text of every renderer here is DejaVu Sans.
+_SANS = [float(v) for v in """
+0.318 0.401 0.46 0.838 0.636 0.95 0.78 0.275 0.39 0.39 0.5 0.838 0.318 0.361 0.318 0.337 0.636 0.636 0.636
+0.636 0.636 0.636 0.636 0.636 0.636 0.636 0.337 0.337 0.838 0.838 0.838 0.531 1 0.684 0.686 0.698 0.77 0.632
+0.575 0.775 0.752 0.295 0.295 0.656 0.557 0.863 0.748 0.787 0.603 0.787 0.695 0.635 0.611 0.732 0.684 0.989
+0.685 0.611 0.685 0.39 0.337 0.39 0.838 0.5 0.5 0.613 0.635 0.55 0.635 0.615 0.352 0.635 0.634 0.278 0.278
+0.579 0.278 0.974 0.634 0.612 0.635 0.635 0.411 0.521 0.392 0.634 0.592 0.818 0.592 0.592 0.525 0.636 0.337
+0.636 0.838""".split()]
+SANS_ADVANCE = {chr(32 + i): v for i, v in enumerate(_SANS)}
+WIDE = 1.0  # ems: a character outside the table, as wide as DejaVu's widest letters
+
+
+def sans_width(text: str, points: float) -> float:
+    """The width of `text` in DejaVu Sans at `points`, in inches (its
+    advances added up; kerning, which only narrows, left out)."""
+    return sum(SANS_ADVANCE.get(c, WIDE) for c in text) * points / 72
+
+
+def wrap(text: str, width: float, points: float) -> list[str]:
+    """`text` broken into lines no wider than `width` inches in DejaVu Sans
+    at `points` (`sans_width`, with TITLE_SLACK to spare): at spaces, and
+    inside a word only where the word alone is wider than a line."""
+    room = width / TITLE_SLACK
+    space = sans_width(" ", points)
+    lines: list[str] = []
+    line, used = "", 0.0
+    for word in text.split(" "):
+        size = sans_width(word, points)
+        if line and used + space + size <= room:
+            line, used = f"{line} {word}", used + space + size
+            continue
+        if line:
+            lines.append(line)
+        line, used = "", 0.0
+        for c in word:  # the word on new lines, cut where a line is full
+            step = sans_width(c, points)
+            if line and used + step > room:
+                lines.append(line)
+                line, used = "", 0.0
+            line, used = line + c, used + step
+    lines.append(line)
+    return lines
+
+
 def route_curve(r: Route, top: float) -> tuple[list[tuple[float, float]], list[str]]:
     """A forward route's vertices and their codes (M move, L line, C a cubic
     Bézier's control or end point): source's right side → across each
@@ -409,9 +494,10 @@ LEGEND_FONT = FONT * 0.9  # points, the legend's labels
 
 
 def legend_title(s: Sheet) -> str:
-    """The line above the legend: the module, its functions drawn, and what
-    the picture draws (its boxes, its data and dep edges); where nested
-    blocks have no panel, how much of the functions that leaves out."""
+    """The title above the legend, whole (`Sheet.title` holds it in lines):
+    the module, its functions drawn, and what the picture draws (its boxes,
+    its data and dep edges); where nested blocks have no panel, how much of
+    the functions that leaves out and how many blocks."""
     g = s.graph
     fns = ", ".join(f"@{f.name}" for f in g.functions)
     nodes = len({id(b.node) for p in s.panels for b in p.boxes if b.node is not None and not b.ghost})
@@ -421,11 +507,14 @@ def legend_title(s: Sheet) -> str:
     deps = sum((e.source.id, e.target.id, True) in routed for e in g.dep_edges)
     counts = [(nodes, len(g.nodes), "nodes"), (data, len(g.data_edges), "data edges"),
               (deps, len(g.dep_edges), "dep edges")]
-    if all(drawn == whole for drawn, whole, _ in counts):
+    if all(drawn == whole for drawn, whole, _ in counts) and not s.hidden:
         return f"{g.module.name} {fns}: " + ", ".join(f"{drawn} {what}" for drawn, _, what in counts)
-    return (f"{g.module.name} {fns}: " + ", ".join(f"{drawn}" + (f" of {whole}" if drawn != whole else "") + f" {what}"
-                                                   for drawn, whole, what in counts)
-            + " drawn (the rest in nested blocks without a panel)")
+    text = (f"{g.module.name} {fns}: " + ", ".join(f"{drawn}" + (f" of {whole}" if drawn != whole else "")
+                                                   + f" {what}" for drawn, whole, what in counts) + " drawn")
+    if s.hidden:
+        text += (f"; {s.hidden} nested block{'s' if s.hidden != 1 else ''}"
+                 + (" without a dep edge" if s.nested == "deps" else "") + " not drawn")
+    return text
 
 
 TAG_FONT = FONT * 0.85  # points, the result tags (`#1`) where an edge leaves a box: readable at the default size
@@ -488,7 +577,8 @@ def legend_entries(s: Sheet, text_width) -> list[LegendEntry]:
         widest = 0.0
         for row in range(2):
             what, style, label = marks[column * 2 + row]
-            placed.append(LegendEntry(what, style, label, x, 0.3 + row * 0.17, handle, x + handle + 0.11))
+            placed.append(LegendEntry(what, style, label, x, 0.3 + s.title_extra + row * 0.17, handle,
+                                      x + handle + 0.11))
             widest = max(widest, text_width(label, LEGEND_FONT))
         x += handle + 0.11 + widest + 0.28
     return placed

@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from passes.dialects import kind
 from printer.penguin.graph import Argument, Block, Instruction, Value
+from printer.penguin.titles import short_opcode  # noqa: F401  (importable from here too)
 
 # `Module` (printer.penguin.module) is named in annotations only, never imported:
 # a Module draws itself with this package in Jupyter (`_repr_svg_`), and importing
@@ -63,11 +63,6 @@ class Graph:
     @property
     def dep_edges(self) -> list[GEdge]:
         return [e for e in self.edges if e.dep]
-
-
-def short_opcode(opcode: str) -> str:
-    """`stablehlo.while` → `while`; an opcode without a dialect stays as it is."""
-    return kind(opcode) if "." in opcode else opcode
 
 
 def block_path(block: Block) -> str:

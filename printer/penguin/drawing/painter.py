@@ -7,7 +7,8 @@ picture's title. A backend gives the primitives (`box`, `text`, `edge`,
 
 from __future__ import annotations
 
-from printer.penguin.drawing.layout import FONT, LEGEND_FONT, Panel, Sheet, legend_entries, legend_title, tags
+from printer.penguin.drawing.layout import (FONT, LEGEND_FONT, TITLE_FONT, TITLE_LINE, TITLE_X, Panel, Sheet,
+                                            legend_entries, tags)
 from printer.penguin.drawing.model import DEP_COLOR
 
 
@@ -42,9 +43,11 @@ class Painter:
         self.end_group()
 
     def legend(self) -> None:
-        """What the lines and fills mean, under a title counting nodes and edges (as canvas's legend)."""
+        """What the lines and fills mean, under a title counting nodes and edges (as canvas's legend),
+        line by line as the layout wrapped it (`Sheet.title`)."""
         self.group("legend")
-        self.text((0.12, 0.08), legend_title(self.sheet), "sans", FONT * 1.05, "#000000", "la", "legend-title")
+        for i, line in enumerate(self.sheet.title):
+            self.text((TITLE_X, 0.08 + i * TITLE_LINE), line, "sans", TITLE_FONT, "#000000", "la", "legend-title")
         for e in legend_entries(self.sheet, self.text_width):
             if e.what == "patch":
                 fill, edge, dashed = e.style

@@ -26,11 +26,11 @@ FONT_FILES = {"mono": "DejaVuSansMono.ttf", "sans": "DejaVuSans.ttf", "bold": "D
 MAX_PIXELS = 40_000_000  # supersampled, at most this many pixels (120 MB); else drawn at the final size
 
 
-def png(module: Module, function: str | Sequence[str] | None = "main", *, nested: str = "all",
+def png(module: Module, function: str | Sequence[str] | None = "main", *, nested: str = "deps",
         dpi: int = 110) -> bytes:
     """The PNG bytes of the picture `canvas.plot` draws of `function` (a
     name, several, or every function if None) and the nested blocks of
-    `nested` (all, deps or none), drawn with Pillow."""
+    `nested` (deps, the default, all or none), drawn with Pillow."""
     return Raster(sheet(graph(module, function), nested), dpi).draw()
 
 

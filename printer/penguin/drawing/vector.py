@@ -17,7 +17,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from printer.penguin.drawing.layout import BOX_H, FONT, TAG_FONT, TAG_PAD, Box, Route, Sheet, Tag, route_curve, sheet
+from printer.penguin.drawing.layout import (BOX_H, FONT, TAG_FONT, TAG_PAD, Box, Route, Sheet, Tag, route_curve,
+                                            sans_width, sheet)
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, graph
 from printer.penguin.drawing.painter import Painter
 
@@ -29,16 +30,13 @@ FAMILY = {"mono": "'DejaVu Sans Mono', monospace", "sans": "'DejaVu Sans', sans-
 STYLE = {"bold": ' font-weight="bold"', "italic": ' font-style="italic"'}
 # DejaVu's ascender and descender (em): Pillow's "a" (top) and "m" (middle) vertical anchors.
 ASCENT, DESCENT = 0.928, 0.236
-# DejaVu Sans advances (em), where a width must be guessed: a digit, "#", a space, else a lower-case mean.
-ADVANCE = {**dict.fromkeys("0123456789", 0.636), "#": 0.838, " ": 0.318}
-EM_WIDTH = 0.58
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def svg(module: Module, function: str | Sequence[str] | None = "main", *, nested: str = "all") -> bytes:
+def svg(module: Module, function: str | Sequence[str] | None = "main", *, nested: str = "deps") -> bytes:
     """The SVG bytes of the picture `canvas.plot` draws of `function` (a
     name, several, or every function if None) and the nested blocks of
-    `nested` (all, deps or none), written without matplotlib."""
+    `nested` (deps, the default, all or none), written without matplotlib."""
     return Vector(sheet(graph(module, function), nested)).draw()
 
 
@@ -151,8 +149,8 @@ class Vector(Painter):
 
     @staticmethod
     def text_width(label: str, points: float) -> float:
-        """`label`'s width in inches, estimated from DejaVu's average advance."""
-        return _text_width(label, points) / PT
+        """`label`'s width in inches, from DejaVu Sans's advances (`layout.sans_width`)."""
+        return sans_width(label, points)
 
     # ---------------------------------------------------------------- primitives
 
@@ -193,5 +191,5 @@ def _path(verts, codes) -> str:
 
 
 def _text_width(text: str, points: float) -> float:
-    """A guess at the width of `text` in DejaVu Sans at `points` (points): no font is read."""
-    return sum(ADVANCE.get(c, EM_WIDTH) for c in text) * points
+    """The width of `text` in DejaVu Sans at `points`, in points: no font is read (`layout.sans_width`)."""
+    return sans_width(text, points) * PT
