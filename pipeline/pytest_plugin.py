@@ -243,7 +243,7 @@ def describe(row, fresh: dict, golden: dict) -> str:
     record = _this_jax(fresh.get(row.module, {}).get(row.dialect))
     report = record.get("report", {})
     lines += [f"  lost: {_edge(e)}" for e in report.get("edges", []) if e.get("fate") == "lost"]
-    lines += [f"  spurious: %{s['computation']}: %{s['predecessor']} -> %{s['successor']}"
+    lines += [f"  spurious: {_where(s)}: %{s['predecessor']} -> %{s['successor']}"
               + (f" at {s['at']}" if s.get("at") else "") for s in report.get("spurious", [])]
     if row.numerics.startswith(("FAIL", "unsupported")):
         lines.append(f"  numerics: {row.numerics}")
@@ -256,9 +256,15 @@ def describe(row, fresh: dict, golden: dict) -> str:
     return "\n".join(lines)
 
 
+def _where(e: dict) -> str:
+    """The block of a report's edge, as the verifier names it (`EdgeReport.where`); XLA's name of its
+    computation in a report that names no block (a golden's)."""
+    return e.get("block") or (f"%{e['computation']}" if e.get("computation") else "")
+
+
 def _edge(e: dict) -> str:
     """An edge of a report's dict as the verifier prints it (`EdgeReport.__str__`)."""
-    text = f"%{e['computation']}: %{e['predecessor']} -> %{e['successor']}: {e['fate']}"
+    text = f"{_where(e)}: %{e['predecessor']} -> %{e['successor']}: {e['fate']}"
     text += f" at {e['lost_at']}" if e.get("lost_at") else ""
     text += f" ({e['reason']})" if e.get("reason") else ""
     return text + (f" [link #1 said: {e['link1']}]" if e.get("fate") == "lost" and e.get("link1") else "")

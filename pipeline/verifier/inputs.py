@@ -162,6 +162,62 @@ class Program:
         self.dep_keys: set[tuple[str, str, str]] = set()  # (computation, pred name, succ name), one per dep edge
         for dep in self.dependencies:
             self.dep_keys.add((dep.successor.computation, node_name(dep.predecessor), dep.successor.name))
+        self._titles: dict[tuple[int, str], str] = {}  # (id(block), computation) → the report's name for it
+        self._callers: dict[str, list] | None = None  # computation → the ops whose regions stand for it
+
+    # -- what the report calls a computation ---------------------------------
+
+    def title(self, computation: str, *names: str) -> str:
+        """What the report calls `computation` where an edge of it lives:
+        the block of the program that holds the op (or argument) of the
+        first of `names` the program has, as the pictures title that block
+        (`printer.penguin.titles.block_title`: `%while.16 (while): body
+        [%region_2.10]`, `func @main [%main.5]`). XLA's name of
+        `computation` is in brackets; a computation several ops' regions
+        stand for is named by the first and how many more. Where none of
+        `names` has an op, the first op's region that stands for
+        `computation` (else the function that does); where none does, XLA's
+        name alone."""
+        from printer.penguin.titles import computation_of
+
+        for name in names:
+            found = self.nodes.get((computation, name)) or self.arguments.get((computation, name))
+            if found:
+                block = self.block_of.get(id(found[0]))
+                if block is not None:
+                    return self.title_in(block, computation)
+        callers = self._regions().get(computation)
+        if callers:
+            return self.title_in(callers[0], computation)
+        block = next((b for b in self.blocks if b.parent is None and computation_of(b) == computation), None)
+        return self.title_in(block, computation) if block is not None else f"%{computation}"
+
+    def title_in(self, block, computation: str) -> str:
+        """The report's name of `computation` for an edge in `block` (see `title`)."""
+        from printer.penguin.titles import title_of
+
+        key = (id(block), computation)
+        if key not in self._titles:
+            callers = {id(b.parent) for b in self._regions().get(computation, ())}
+            more = len(callers) - 1 if block.parent is not None and len(callers) > 1 else 0
+            self._titles[key] = title_of(block, computation=computation, more_callers=more)
+        return self._titles[key]
+
+    def _regions(self) -> dict[str, list]:
+        """Computation → the nested blocks that stand for it, in program
+        order: each a region of an op (not one the importer nests inside
+        its own computation's block)."""
+        if self._callers is None:
+            from printer.penguin.titles import computation_of
+
+            self._callers = defaultdict(list)
+            for block in self.blocks:
+                if block.parent is None:
+                    continue
+                mine = computation_of(block)
+                if mine is not None and computation_of(block.parent.parent) != mine:
+                    self._callers[mine].append(block)
+        return self._callers
 
     def anchor(self, node, block):
         """`node`'s ancestor among `block`'s instructions (or `node` itself, an

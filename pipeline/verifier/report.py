@@ -4,6 +4,16 @@ the report `pipeline.run` returns and the CLIs print.
 One vocabulary of fates (`passes.control_dep.Fate`, shared with link #1's
 own account): preserved, rerouted, dropped, lost; and beside them the dep
 edges of the program no HLO edge accounts for (spurious).
+
+A line names the block where its edge lives as a picture of the program
+titles that block's panel (`printer.penguin.titles.block_title`), XLA's
+name of the computation in brackets:
+
+    %while.16 (while): body [%region_2.10]: %copy.3 -> %copy.5: preserved
+    func @main [%main.5]: %while.16 -> %copy.7: rerouted (...)
+
+The machine-readable form (`as_dict`, the JSON) keeps XLA's name as
+`computation`, and the block's name beside it as `block`.
 """
 
 from __future__ import annotations
@@ -80,7 +90,9 @@ class EdgeReport:
     `fate` and `reason` are the verifier's; `emitted` and `link1` are link
     #1's own account (the dep edges it meant to emit, its fate and reason),
     shown beside and never trusted; `carried` are the program's dep edges
-    that carry it; `lost_at` names the link to blame for a lost edge."""
+    that carry it; `lost_at` names the link to blame for a lost edge.
+    `computation` is XLA's name of the computation that holds the edge;
+    `block` what the report calls it (`where`)."""
 
     computation: str
     predecessor: str
@@ -92,9 +104,17 @@ class EdgeReport:
     carried: tuple[tuple[str, str], ...] = ()
     link1: str = ""
     loss: Loss | None = None  # why it is lost, where the chain placed it (`lost_at` names that link)
+    block: str = ""  # the block that holds it, as the pictures title it (`printer.penguin.titles`)
+
+    @property
+    def where(self) -> str:
+        """The block that holds the edge, as a picture of the program titles
+        it (`%while.16 (while): body [%region_2.10]`); XLA's name of the
+        computation where the report has no block for it."""
+        return self.block or f"%{self.computation}"
 
     def __str__(self) -> str:
-        text = f"%{self.computation}: %{self.predecessor} -> %{self.successor}: {self.fate}"
+        text = f"{self.where}: %{self.predecessor} -> %{self.successor}: {self.fate}"
         if self.lost_at:
             text += f" at {self.lost_at}"
         text += f" ({self.reason})" if self.reason else ""
@@ -103,7 +123,7 @@ class EdgeReport:
         return text
 
     def as_dict(self) -> dict:
-        return {"computation": self.computation, "predecessor": self.predecessor,
+        return {"computation": self.computation, "block": self.where, "predecessor": self.predecessor,
                 "successor": self.successor, "fate": str(self.fate),
                 "emitted": [list(e) for e in self.emitted], "reason": self.reason, "lost_at": self.lost_at,
                 "carried": [list(e) for e in self.carried], "link1": self.link1}
@@ -119,15 +139,22 @@ class SpuriousEdge:
     reason: str = ""
     at: str | None = None  # the link to blame, where the chain knows
     cause: Spurious = Spurious.UNACCOUNTED
+    block: str = ""  # the block that holds its successor, as the pictures title it (`printer.penguin.titles`)
+
+    @property
+    def where(self) -> str:
+        """The block that holds the dep edge's successor, as a picture titles
+        it; XLA's name of its computation where the report has no block."""
+        return self.block or (f"%{self.computation}" if self.computation else "")
 
     def __str__(self) -> str:
         why = "a dep edge of the program that no HLO control edge accounts for"
-        return (f"%{self.computation}: %{self.predecessor} -> %{self.successor}: spurious"
+        return (f"{self.where}: %{self.predecessor} -> %{self.successor}: spurious"
                 + (f" at {self.at}" if self.at else "") + f" ({why}" + (f"; {self.reason})" if self.reason else ")"))
 
     def as_dict(self) -> dict:
-        return {"computation": self.computation, "predecessor": self.predecessor, "successor": self.successor,
-                "reason": self.reason, "at": self.at}
+        return {"computation": self.computation, "block": self.where, "predecessor": self.predecessor,
+                "successor": self.successor, "reason": self.reason, "at": self.at}
 
 
 @dataclass
@@ -181,16 +208,17 @@ class Report:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: a table of every edge and its fate (lost ones in
-        red, with the link to blame and why), then the spurious dep edges;
+        red, with the link to blame and why), each in its block named as the
+        report's lines name it (`EdgeReport.where`), then the spurious dep edges;
         the summary line is the caption; the constants XLA's dump elided
         under it. Every name is escaped."""
-        rows = [_html_row(f"fate-{e.fate}", f"%{e.computation}", f"%{e.predecessor}", f"%{e.successor}",
+        rows = [_html_row(f"fate-{e.fate}", e.where, f"%{e.predecessor}", f"%{e.successor}",
                           str(e.fate), e.lost_at or "",
                           e.reason + (f" [link #1 said: {e.link1}]" if e.fate == Fate.LOST and e.link1 else ""))
                 for e in self.edges]
         if not self.edges:
             rows.append(f'<tr><td colspan="6"{_CELL}><em>no HLO control edge</em></td></tr>')
-        spurious = [_html_row("spurious", f"%{s.computation}" if s.computation else "", f"%{s.predecessor}",
+        spurious = [_html_row("spurious", s.where, f"%{s.predecessor}",
                               f"%{s.successor}", "spurious", s.at or "",
                               "no HLO control edge accounts for it" + (f"; {s.reason}" if s.reason else ""))
                     for s in self.spurious]
@@ -205,7 +233,7 @@ class Report:
                 + (f'<p class="elided">{html.escape(elided_note(self.elided))}</p>' if self.elided else ""))
 
 
-_COLUMNS = ("computation", "predecessor", "successor", "fate", "lost at", "why")
+_COLUMNS = ("block", "predecessor", "successor", "fate", "lost at", "why")
 _CELL = ' style="text-align:left"'  # Jupyter right-aligns table cells by default
 # A failing row stands out by colour and by a bold fate (which survives any sanitizer).
 _MARKED = {"fate-lost": "background:#fdd;color:#900", "spurious": "background:#fff3cd;color:#7a4b00"}

@@ -161,19 +161,24 @@ def _verdict(computations: dict[str, list[HloInstruction]], module, link1: dict 
                 if link1 is not None and (computation, pred.name, succ.name) in link1:
                     claim = link1[(computation, pred.name, succ.name)]
                     emitted, said = claim.emitted, f"{claim.fate.value}" + (f": {claim.reason}" if claim.reason else "")
+                block = prog.title(computation, _program_name(succ), succ.name, _program_name(pred), pred.name)
                 report.edges.append(EdgeReport(computation, pred.name, succ.name, fate, emitted, reason,
-                                               carried=tuple(carried), link1=said))
+                                               carried=tuple(carried), link1=said, block=block))
                 allowed.update((computation, u, v) for u in _standing_in(pred) for v in _reading(succ))
     for dep in module.dependencies:
         key = (dep.successor.computation, _name(dep.predecessor), dep.successor.name)
         pred = dep.predecessor.instruction if hasattr(dep.predecessor, "instruction") else dep.predecessor
         across = getattr(pred, "computation", key[0]) != key[0]  # same names, another computation
         if key not in allowed or across:
+            home = prog.block_of.get(id(dep.successor))
+            block = (prog.title_in(home, key[0]) if home is not None and key[0] is not None
+                     else f"%{key[0]}" if key[0] is not None else "")
             if getattr(pred, "opcode", "").endswith(".tuple"):
                 report.spurious.append(SpuriousEdge(*key, reason=f"%{key[1]} is a tuple op: the predecessors it "
-                                                    f"bundles were never flattened", cause=Spurious.BUNDLED_TUPLE))
+                                                    f"bundles were never flattened", cause=Spurious.BUNDLED_TUPLE,
+                                                    block=block))
             else:
-                report.spurious.append(SpuriousEdge(*key))
+                report.spurious.append(SpuriousEdge(*key, block=block))
     return report
 
 

@@ -70,22 +70,23 @@ def test_report_table_has_one_row_per_hlo_edge_with_its_fate(no_flatten):
     report = no_flatten.report
     table = parse(report._repr_html_()).find("table")
     shown = [cells(tr) for tr in rows(table)]
-    assert [c[:4] for c in shown] == [(f"%{e.computation}", f"%{e.predecessor}", f"%{e.successor}", str(e.fate))
+    assert [c[:4] for c in shown] == [(e.where, f"%{e.predecessor}", f"%{e.successor}", str(e.fate))
                                       for e in report.edges]
-    # Every control edge of the HLO itself, once.
-    assert sorted((c[0][1:], c[1][1:], c[2][1:]) for c in shown) == sorted(native.read(EXAMPLE_HLO).control_edges())
+    # Every control edge of the HLO itself, once; each named as the report's line names it.
+    assert sorted((e.computation, c[1][1:], c[2][1:]) for e, c in zip(report.edges, shown)) == sorted(
+        native.read(EXAMPLE_HLO).control_edges())
+    assert all(str(e).startswith(f"{c[0]}: {c[1]} -> {c[2]}: {c[3]}") for e, c in zip(report.edges, shown))
+    assert {c[0] for c in shown} == {"%loop (while): body", "func @main"}  # %body is the while's, %main the entry
     assert text(table.find("caption")) == report.summary()
-    assert [text(th) for th in table.findall("./thead/tr/th")][:4] == ["computation", "predecessor", "successor",
-                                                                     "fate"]
+    assert [text(th) for th in table.findall("./thead/tr/th")][:4] == ["block", "predecessor", "successor", "fate"]
 
 
 def test_report_table_marks_exactly_the_lost_edges_with_where_and_why(no_flatten):
     report = no_flatten.report
     trs = rows(parse(report._repr_html_()).find("table"))
     marked = [cells(tr) for tr in trs if is_marked(tr)]
-    assert [m[:3] for m in marked] == [("%main", "%loop", "%scale")]  # documented: lost at link #3
-    assert [m[:3] for m in marked] == [(f"%{e.computation}", f"%{e.predecessor}", f"%{e.successor}")
-                                       for e in report.lost]
+    assert [m[:3] for m in marked] == [("func @main", "%loop", "%scale")]  # documented: lost at link #3
+    assert [m[:3] for m in marked] == [(e.where, f"%{e.predecessor}", f"%{e.successor}") for e in report.lost]
     (lost,) = report.lost
     assert marked[0][4] == lost.lost_at and "link #3" in marked[0][4]
     assert marked[0][5].startswith(lost.reason)
@@ -98,7 +99,7 @@ def test_report_table_lists_the_spurious_dep_edges_after_the_hlo_edges(no_flatte
     table = parse(report._repr_html_()).find("table")
     spurious = [cells(tr) for tr in rows(table, tbody=1)]
     assert len(spurious) == len(report.spurious) == 2
-    assert [s[:4] for s in spurious] == [("%main", f"%{s.predecessor}", f"%{s.successor}", "spurious")
+    assert [s[:4] for s in spurious] == [("func @main", f"%{s.predecessor}", f"%{s.successor}", "spurious")
                                          for s in report.spurious]
     assert {s[1] for s in spurious} == {"%loop:tuple"}
     assert not any(is_marked(tr) for tr in rows(table, tbody=1))
@@ -143,7 +144,7 @@ def test_chain_result_shows_source_dialect_report_and_the_program_folded(no_flat
     assert "not ok" in head
     table = page.find(".//table")
     assert table.get("class") == "hlo2penguin-report"
-    assert [cells(tr)[:3] for tr in rows(table) if is_marked(tr)] == [("%main", "%loop", "%scale")]
+    assert [cells(tr)[:3] for tr in rows(table) if is_marked(tr)] == [("func @main", "%loop", "%scale")]
     details = page.find(".//details")
     assert details.get("open") is None  # collapsed
     assert text(details.find("pre")) == no_flatten.penguin_source

@@ -97,7 +97,7 @@ def test_verify_takes_quiet_and_output_like_the_other_commands(small, tmp_path, 
     # An edited program: the lost edge alone, exit 1.
     program.write_text("\n".join(line for line in program.read_text().splitlines() if "add_dep_edge" not in line))
     status, out, err = cli(["verify", small, str(program), "-q"], capsys)
-    assert (status, out, err) == (1, "%main: %a -> %b: lost (%b does not come after %a)\n", "")
+    assert (status, out, err) == (1, "func @main: %a -> %b: lost (%b does not come after %a)\n", "")
     report = tmp_path / "report.txt"
     status, out, err = cli(["verify", small, str(program), "-o", str(report)], capsys)
     assert status == 1 and out == "" and "0 preserved" in report.read_text()

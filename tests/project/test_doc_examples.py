@@ -69,9 +69,11 @@ def test_the_right_call_passes(tmp_path):
 def test_a_console_block_compares_output_and_exit_status(tmp_path):
     page = tmp_path / "README.md"
     page.write_text("# A page\n\n"
-                    "```console\n$ hlo2penguin module.txt -q --emit report\n%body: %copy.buf -> %copy.twice: preserved\n"
+                    "```console\n$ hlo2penguin module.txt -q --emit report\n"
+                    "%loop (while): body: %copy.buf -> %copy.twice: preserved\n"
                     "…\n4 HLO control edge(s): 3 preserved, 1 rerouted, 0 dropped, 0 lost; 4 dep edge(s) in …\n```\n\n"
-                    "```console\n$ hlo2penguin module.txt -q --emit report\n%body: %copy.buf -> %copy.twice: lost\n```\n\n"
+                    "```console\n$ hlo2penguin module.txt -q --emit report\n"
+                    "%loop (while): body: %copy.buf -> %copy.twice: lost\n```\n\n"
                     "```console\n$ hlo2penguin nope.hlo; echo \"exit $?\"\n"
                     "hlo2penguin: error: cannot read input 'nope.hlo': No such file or directory\nexit 1\n```\n\n"
                     "```sh\nhlo2penguin nope.hlo\n```\n")

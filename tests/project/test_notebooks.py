@@ -28,17 +28,17 @@ EXPECTED = {
         "@AwsNeuronControlDep(%1, %2, %0#1)",                        # ... as an operand
         "@AwsNeuronControlDep(%0#0, %0#1, %1, %0#1)",                # link #3 flattened it
         "scaled.add_dep_edge(Dependency.DependencyEdge(src=loop, dst=scaled, idx_map=[], kind=Dependency.EdgeKind.ORDERED, predicates=[]))",                         # link #4
-        "%main: %loop -> %scale: rerouted",
+        "func @main: %loop -> %scale: rerouted",
         "main: ['zero', 'loop', 'copy.x', 'scale', 'scales', 'scaled', 'return']",  # the schedule
         # without link #1
         "4 HLO control edge(s): 0 preserved, 1 rerouted, 0 dropped, 3 lost; 0 dep edge(s)",
-        "%main: %copy.x -> %scaled: lost at link #2 (XLA's importer)",
-        "%main: %loop -> %scaled: rerouted (the program's data edges order them)",
+        "func @main: %copy.x -> %scaled: lost at link #2 (XLA's importer)",
+        "func @main: %loop -> %scaled: rerouted (the program's data edges order them)",
         # without link #3
         "4 HLO control edge(s): 2 preserved, 1 rerouted, 0 dropped, 1 lost; 4 dep edge(s) in the Penguin program, "
         "2 spurious",
-        "%main: %loop -> %scale: lost at link #3 (flatten-control-dep-tuple-operands)",
-        "%main: %loop:tuple -> %scaled: spurious at link #3",
+        "func @main: %loop -> %scale: lost at link #3 (flatten-control-dep-tuple-operands)",
+        "func @main: %loop:tuple -> %scaled: spurious at link #3",
         "<DependencyEdge loop:tuple -> scaled>   predecessor: stablehlo.tuple",
     ],
     "02_jax_regression.ipynb": [
@@ -55,7 +55,7 @@ FIGURES = {"01_the_chain.ipynb": 2, "02_jax_regression.ipynb": 2}
 # they mark as lost. Each also shows the graph of its first table's module
 # (`Module._repr_svg_`), which must name both ends of every edge in that table.
 REPORT_TABLES = {"01_the_chain.ipynb": 2, "02_jax_regression.ipynb": 1}
-LOST_ROWS = {"01_the_chain.ipynb": [("%main", "%loop", "%scale")], "02_jax_regression.ipynb": []}
+LOST_ROWS = {"01_the_chain.ipynb": [("func @main", "%loop", "%scale")], "02_jax_regression.ipynb": []}
 SVG = "{http://www.w3.org/2000/svg}"
 
 

@@ -263,7 +263,7 @@ def test_a_dropped_dep_edge_is_lost(tmp_path, capsys, dialect):
     assert spurious(report) == set()
     status, out, _ = cli_verify(tmp_path, SIMPLE, tampered, capsys=capsys)
     assert status == 1
-    assert "%main: %a -> %b: lost" in out
+    assert "func @main: %a -> %b: lost" in out
 
 
 def test_a_dropped_edge_the_data_implies_is_not_lost():
@@ -427,7 +427,7 @@ def test_cli_good_pair(tmp_path, capsys):
     lines = out.splitlines()
     assert lines[-1] == ("2 HLO control edge(s): 2 preserved, 0 rerouted, 0 dropped, 0 lost; "
                          "2 dep edge(s) in the Penguin program")
-    assert "%main: %a -> %b: preserved" in lines
+    assert "func @main: %a -> %b: preserved" in lines
 
 
 def test_cli_good_pair_json(tmp_path, capsys):
@@ -443,8 +443,8 @@ def test_cli_tampered_pair(tmp_path, capsys):
     status, out, err = cli_verify(tmp_path, SIMPLE, tampered, capsys=capsys)
     assert status == 1, err
     lines = out.splitlines()
-    assert any(line.startswith("%main: %a -> %b: lost") for line in lines), out
-    assert any(line.startswith("%main: %d -> %e: spurious") for line in lines), out
+    assert any(line.startswith("func @main: %a -> %b: lost") for line in lines), out
+    assert any(line.startswith("func @main: %d -> %e: spurious") for line in lines), out
     assert lines[-1] == ("2 HLO control edge(s): 1 preserved, 0 rerouted, 0 dropped, 1 lost; "
                          "2 dep edge(s) in the Penguin program, 1 spurious")
 
@@ -514,7 +514,7 @@ def test_console_script(tmp_path):
     run = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     statuses = re.findall(r"^status=(\d+)$", run.stdout, re.M)
     assert statuses == ["0", "1", "2"], (run.stdout, run.stderr)
-    assert "%main: %a -> %b: lost" in run.stdout
+    assert "func @main: %a -> %b: lost" in run.stdout
     assert run.stderr == "hlo2penguin verify: error: cannot read program 'missing.py': No such file or directory\n"
 
 
