@@ -107,8 +107,10 @@ def _edge_links(e) -> set[int]:
     return links
 
 
-def _hlo_graph(read_proto: bytes, report, marks: _Marks) -> dict | None:
-    """The HLO as XLA parsed it: computations as layers under their callers."""
+def _hlo_graph(read_proto: bytes, report, marks: _Marks, program=None) -> dict | None:
+    """The HLO as XLA parsed it: computations as layers under their callers,
+    each named as the program's block that stands for it is (`program`: the
+    executed Penguin module), else by its caller and its place there."""
     from pipeline.reading.parameters import shape_text
     from pipeline.reading.parsed import decode_proto
 
@@ -120,6 +122,7 @@ def _hlo_graph(read_proto: bytes, report, marks: _Marks) -> dict | None:
     if entry is None:
         entry = next((c.id for c in module.computations if c.name == module.entry_computation_name),
                      module.computations[-1].id if module.computations else None)
+    named = _program_titles(program)
     # Each computation's layer: under the first instruction that calls it, from the entry down (a stack).
     namespace: dict[int, str] = {entry: ""} if entry is not None else {}
     stack = [entry] if entry is not None else []
@@ -131,11 +134,11 @@ def _hlo_graph(read_proto: bytes, report, marks: _Marks) -> dict | None:
                 if callee in namespace or callee not in by_id:
                     continue
                 outer = namespace[cid]
-                title = _hlo_title(instr, k, len(called), by_id[callee].name)
+                title = named.get(by_id[callee].name) or _hlo_title(instr, k, len(called), by_id[callee].name)
                 namespace[callee] = (outer + "/" if outer else "") + title.replace("/", "∕")
                 stack.append(callee)
     for c in module.computations:  # computations nothing reachable calls
-        namespace.setdefault(c.id, f"%{c.name}")
+        namespace.setdefault(c.id, (named.get(c.name) or f"%{c.name}").replace("/", "∕"))
 
     # Node ids are XLA's names with its `%`: an overlay applies to every graph of its pane by node id,
     # and the program's ids are the same names without it.
@@ -172,17 +175,36 @@ def _tasks(overlays: dict) -> dict:
     return {"edgeOverlaysDataListLeftPane": [overlays], "edgeOverlaysDataListRightPane": [overlays]}
 
 
+def _program_titles(program) -> dict[str, str]:
+    """XLA's computation name → the name of the program's block that stands
+    for it (the first op's region, else a function), as the report names it."""
+    if program is None:
+        return {}
+    from printer.penguin.titles import Titles, computation_of, every_block
+
+    blocks = every_block(program.functions)
+    titles = Titles(blocks)
+    found = {c: titles.of(regions[0], c) for c, regions in titles.regions.items()}
+    for block in blocks:
+        if block.parent is None:
+            c = computation_of(block)
+            if c is not None:
+                found.setdefault(c, titles.of(block))
+    return found
+
+
 def _hlo_title(instr, k: int, count: int, callee: str) -> str:
-    """A called computation's name: the instruction that calls it, its opcode, its role there."""
-    roles = {"while": ("body", "cond"), "conditional": None}
-    role = roles.get(instr.opcode)
+    """A called computation no block of the program stands for: named by the
+    instruction that calls it and its place there (XLA's roles), as `block_title` writes names."""
+    from printer.penguin.titles import block_title
+
     if instr.opcode == "while" and count == 2:
-        what = role[k]
+        role = ("body", "cond")[k]
     elif instr.opcode == "conditional":
-        what = f"branch {k}"
+        role = f"branch {k}"
     else:
-        what = "calls" if count == 1 else f"calls {k}"
-    return f"%{instr.name} ({instr.opcode}): {what} [%{callee}]"
+        role = "calls" if count == 1 else f"calls {k}"
+    return block_title(role, callee, caller=(instr.name, instr.opcode))
 
 
 def _by_fate(report, ends, carried: bool) -> list[Overlay]:
@@ -276,10 +298,11 @@ def _chain_graphs(result) -> tuple[dict, dict[str, dict]]:
     report = result.report
     marks = _marks(report)
     graphs = []
-    hlo = _hlo_graph(result.read_proto, report, marks)
+    program = result.module()
+    hlo = _hlo_graph(result.read_proto, report, marks, program)
     if hlo is not None:
         graphs.append(hlo)
-    penguin = _penguin_graph(result.module(), report, marks)
+    penguin = _penguin_graph(program, report, marks)
     rows = marks.attrs()
     for node in penguin["nodes"]:
         node["attrs"] += [{"key": k, "value": v} for k, v in rows.get(node["label"], ())]

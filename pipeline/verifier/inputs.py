@@ -162,8 +162,7 @@ class Program:
         self.dep_keys: set[tuple[str, str, str]] = set()  # (computation, pred name, succ name), one per dep edge
         for dep in self.dependencies:
             self.dep_keys.add((dep.successor.computation, node_name(dep.predecessor), dep.successor.name))
-        self._titles: dict[tuple[int, str], str] = {}  # (id(block), computation) → the report's name for it
-        self._callers: dict[str, list] | None = None  # computation → the ops whose regions stand for it
+        self._titles = None  # printer.penguin.titles.Titles of the program's blocks, made on first use
 
     # -- what the report calls a computation ---------------------------------
 
@@ -194,30 +193,18 @@ class Program:
 
     def title_in(self, block, computation: str) -> str:
         """The report's name of `computation` for an edge in `block` (see `title`)."""
-        from printer.penguin.titles import title_of
+        return self._block_titles().of(block, computation)
 
-        key = (id(block), computation)
-        if key not in self._titles:
-            callers = {id(b.parent) for b in self._regions().get(computation, ())}
-            more = len(callers) - 1 if block.parent is not None and len(callers) > 1 else 0
-            self._titles[key] = title_of(block, computation=computation, more_callers=more)
-        return self._titles[key]
+    def _block_titles(self):
+        if self._titles is None:
+            from printer.penguin.titles import Titles
+
+            self._titles = Titles(self.blocks)
+        return self._titles
 
     def _regions(self) -> dict[str, list]:
-        """Computation → the nested blocks that stand for it, in program
-        order: each a region of an op (not one the importer nests inside
-        its own computation's block)."""
-        if self._callers is None:
-            from printer.penguin.titles import computation_of
-
-            self._callers = defaultdict(list)
-            for block in self.blocks:
-                if block.parent is None:
-                    continue
-                mine = computation_of(block)
-                if mine is not None and computation_of(block.parent.parent) != mine:
-                    self._callers[mine].append(block)
-        return self._callers
+        """Computation → the nested blocks that stand for it, in program order."""
+        return self._block_titles().regions
 
     def anchor(self, node, block):
         """`node`'s ancestor among `block`'s instructions (or `node` itself, an

@@ -26,7 +26,7 @@ from collections import Counter
 
 from passes.dialects import kind
 
-__all__ = ["block_title", "title_of", "computation_of", "short_opcode"]
+__all__ = ["block_title", "title_of", "computation_of", "short_opcode", "regions_by_computation", "Titles"]
 
 
 def short_opcode(opcode: str) -> str:
@@ -78,3 +78,49 @@ def title_of(block, *, computation: str | None = None, more_callers: int = 0) ->
     op = block.parent
     return block_title(block.name, computation if computation is not None else computation_of(block),
                        caller=None if op is None else (op.name, op.opcode), more_callers=more_callers)
+
+
+def regions_by_computation(blocks) -> dict[str, list]:
+    """Computation → the nested blocks among `blocks` that stand for it, in
+    their order: each a region of an op (not a block the importer nests
+    inside its own computation's block)."""
+    found: dict[str, list] = {}
+    for block in blocks:
+        if block.parent is None:
+            continue
+        mine = computation_of(block)
+        if mine is not None and computation_of(block.parent.parent) != mine:
+            found.setdefault(mine, []).append(block)
+    return found
+
+
+class Titles:
+    """The one name of every block of a program, as the report, the
+    pictures and Model Explorer give it: `title_of` with, for a computation
+    several ops' regions stand for, how many more callers it has.
+    `blocks`: every block of the program (functions and nested blocks)."""
+
+    def __init__(self, blocks):
+        self.regions = regions_by_computation(blocks)
+        self._titles: dict[tuple[int, str | None], str] = {}
+
+    def of(self, block, computation: str | None = None) -> str:
+        """The name of `block`; `computation` (default: the block's own,
+        `computation_of`) is XLA's computation it is named for."""
+        computation = computation if computation is not None else computation_of(block)
+        key = (id(block), computation)
+        if key not in self._titles:
+            callers = {id(b.parent) for b in self.regions.get(computation, ())}
+            more = len(callers) - 1 if block.parent is not None and len(callers) > 1 else 0
+            self._titles[key] = title_of(block, computation=computation, more_callers=more)
+        return self._titles[key]
+
+
+def every_block(functions) -> list:
+    """Every block of `functions` and the blocks nested in them, in program order (an explicit stack)."""
+    found, stack = [], list(reversed(list(functions)))
+    while stack:
+        block = stack.pop()
+        found.append(block)
+        stack += reversed([inner for instr in block.instructions for inner in instr.blocks])
+    return found

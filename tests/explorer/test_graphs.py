@@ -132,11 +132,12 @@ def test_node_data_colours_each_node_by_its_worst_fate():
 def test_nested_blocks_are_layers_named_by_their_op():
     result = pipeline.run(EXAMPLE_HLO)
     graphs = graphs_of(result)
-    penguin = {n["label"]: n["namespace"] for n in graphs[explorer.PENGUIN_GRAPH]["nodes"]}
+    penguin = {n["label"]: n["namespace"] for n in graphs[explorer.PENGUIN_GRAPH]["nodes"]
+               if not n["attrs"][1]["value"].startswith("argument")}
     hlo = {n["label"]: n["namespace"] for n in graphs[explorer.HLO_GRAPH]["nodes"]}
     # `copy.twice` is in the while's body in both graphs, under the while (%loop in the example's HLO).
     assert hlo["copy.twice"] == penguin["copy.twice"] != ""
-    assert hlo["copy.twice"].startswith("%loop (while): body")
+    assert hlo["copy.twice"] == "%loop (while): body"  # XLA names the computation `body` too
     assert penguin["loop"] == hlo["loop"] == ""
 
 
@@ -177,3 +178,26 @@ def test_the_conversion_grows_linearly():
 
     small, large = (best(r) for r in results)
     assert large < 8 * small, (small, large)
+
+
+def test_report_plot_and_explorer_name_each_block_alike(real, tmp_path):
+    """The block of every edge of the report is the layer its ops sit in, in both graphs, and a panel
+    of the program's picture (every nested block drawn)."""
+    from xml.etree import ElementTree
+
+    from printer.penguin import drawing
+
+    module = real.module()
+    svg = tmp_path / "all.svg"
+    svg.write_bytes(drawing.svg(module, function=None, nested="all"))
+    panels = {"".join(t.itertext()) for t in ElementTree.parse(svg).iter("{http://www.w3.org/2000/svg}text")
+              if t.get("class") == "title"}
+    graphs = graphs_of(real)
+    hlo = {n["label"]: n["namespace"] for n in graphs[explorer.HLO_GRAPH]["nodes"]}
+    layers = {n["namespace"].rsplit("/", 1)[-1] for n in graphs[explorer.PENGUIN_GRAPH]["nodes"]}
+    nested = [e for e in real.report.edges if not e.block.startswith("func @")]
+    assert nested, "edges of nested blocks are what this test is about"
+    for e in nested:
+        assert e.block in panels, (e.block, sorted(panels))
+        assert e.block in layers, e.block
+        assert hlo[e.successor].rsplit("/", 1)[-1] == e.block

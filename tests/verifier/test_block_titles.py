@@ -195,10 +195,12 @@ def test_a_body_two_whiles_call_is_named_by_the_first_and_counted(tmp_path):
     lines = hlo2penguin("two.hlo", "--emit", "report", "-q", cwd=tmp_path).splitlines()
     assert lines[0] == f"{names['body']}: %copy.buf -> %copy.twice: preserved"
     hlo2penguin("two.hlo", "-q", "-o", "out.py", "--plot", "two.svg", "--plot-nested", "all", cwd=tmp_path)
-    # Each while has its own copy of the body in the program, a panel each.
-    assert panel_titles(tmp_path / "two.svg") == ["func @main [%main.9]", "%first (while): cond",
-                                                  "%first (while): body", "%second (while): cond",
-                                                  "%second (while): body"]
+    # Each while has its own copy of the body in the program, a panel each, named as the report names
+    # the computation where an edge lives in it: by its op, and how many more ops call it.
+    assert panel_titles(tmp_path / "two.svg") == ["func @main [%main.9]", "%first (while): cond +1 more caller",
+                                                  "%first (while): body +1 more caller",
+                                                  "%second (while): cond +1 more caller",
+                                                  "%second (while): body +1 more caller"]
 
 
 @pytest.mark.parametrize("args, title", [

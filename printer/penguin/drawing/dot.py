@@ -1,13 +1,13 @@
 """Graphviz DOT of a Penguin program, for those who have Graphviz: each
 function and each nested block a cluster labelled as every picture names
-a block (`printer.penguin.titles.title_of`), data edges solid, dep edges
+a block (`printer.penguin.titles.Titles`), data edges solid, dep edges
 dashed and red."""
 
 from __future__ import annotations
 
 from printer.penguin.drawing.model import DATA_COLOR, DEP_COLOR, FILL, GNode, block_path, graph
 from printer.penguin.graph import Instruction
-from printer.penguin.titles import title_of
+from printer.penguin.titles import Titles, every_block
 
 # `Module` is named in annotations only (see model.py).
 
@@ -37,6 +37,7 @@ def to_dot(module: Module, function: str | None = None) -> str:
     # Each block's subgraph holds its nodes, each op's nested blocks right
     # after it: an explicit stack of what is left (a block to open, a node,
     # a brace to close), since blocks nest as deep as the program.
+    titles = Titles(every_block(g.module.functions))
     stack: list = [("block", fn, "  ") for fn in reversed(g.functions)]
     while stack:
         kind, item, indent = stack.pop()
@@ -44,7 +45,7 @@ def to_dot(module: Module, function: str | None = None) -> str:
             lines.append(f"{indent}}}")
         elif kind == "block":
             lines.append(f"{indent}subgraph {_q('cluster_' + block_path(item))} {{")
-            lines.append(f"{indent}  label={_q(title_of(item))};")
+            lines.append(f"{indent}  label={_q(titles.of(item))};")
             lines.append(f'{indent}  style=rounded; color="#999999";')
             stack.append(("close", None, indent))
             stack += [("node", n, indent) for n in reversed(by_block.get(id(item), []))]

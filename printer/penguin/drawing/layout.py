@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from printer.penguin.drawing.model import GEdge, GNode, Graph
 from printer.penguin.graph import Argument, Block, ScheduleError
-from printer.penguin.titles import title_of
+from printer.penguin.titles import Titles, every_block
 
 
 # Lengths are in inches: a file's figure is sized so that one data unit is one inch.
@@ -117,24 +117,20 @@ def blocks_with_deps(g: Graph) -> set[int]:
 
 
 def _blocks(g: Graph) -> list[Block]:
-    """Each function of `g`, then the blocks nested in it, in program order (an explicit stack)."""
-    found, stack = [], list(reversed(g.functions))
-    while stack:
-        block = stack.pop()
-        found.append(block)
-        stack += reversed([inner for instr in block.instructions for inner in instr.blocks])
-    return found
+    """Each function of `g`, then the blocks nested in it, in program order."""
+    return every_block(g.functions)
 
 
 def _panels(g: Graph, nested: str = "deps") -> list[Panel]:
     """A panel for each function of `g` and for the nested blocks `nested`
     names: every one (all), those that hold or lead to a dep edge (deps,
     `blocks_with_deps`), none; in program order, each titled as
-    `titles.title_of` names it."""
+    `titles.Titles` names it (as the report and Model Explorer do)."""
     if nested not in NESTED:
         raise ValueError(f"nested={nested!r}: give one of {', '.join(NESTED)}")
     with_deps = blocks_with_deps(g) if nested == "deps" else set()
-    return [_layout(g, block, title_of(block)) for block in _blocks(g)
+    titles = Titles(every_block(g.module.functions))
+    return [_layout(g, block, titles.of(block)) for block in _blocks(g)
             if block.parent is None or nested == "all" or id(block) in with_deps]
 
 

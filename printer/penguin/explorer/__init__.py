@@ -16,11 +16,12 @@ Explorer's web app, served on localhost by a child process."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from printer.penguin.drawing.model import DEP_COLOR, GNode, entry_function, graph, short_opcode
-from printer.penguin.graph import Block, Instruction
+from printer.penguin.drawing.model import DEP_COLOR, GNode, entry_function, graph
+from printer.penguin.graph import Instruction
+from printer.penguin.titles import Titles, every_block
 
 # An attribute's text past this many characters is cut in the browser's side
 # panel (a constant's values can run to megabytes): its length is said instead.
@@ -52,35 +53,27 @@ def cut(text: str, limit: int = ATTRIBUTE_CHARS) -> str:
     return f"{text[:limit]}… ({len(text):,} characters, not sent to the browser)"
 
 
-def default_title(instr: Instruction, block: Block) -> str:
-    """A nested block's name: the op that owns it, its opcode, the block's name."""
-    return f"%{instr.name} ({short_opcode(instr.opcode)}): {block.name}"
-
-
-def module_graph(module, graph_id: str, *, title: Callable[[Instruction, Block], str] = default_title,
-                 overlays: Iterable[dict] | None = None, extra_attrs: dict[str, list[tuple[str, str]]] | None = None
-                 ) -> tuple[dict, dict[int, str]]:
+def module_graph(module, graph_id: str, *, overlays: Iterable[dict] | None = None,
+                 extra_attrs: dict[str, list[tuple[str, str]]] | None = None) -> tuple[dict, dict[int, str]]:
     """The graph of every function of `module` (Model Explorer's JSON), and
     the node id of each instruction and argument (by `id()` of the object).
 
     The entry function's ops sit at the top; any other function is a layer
-    `func @name`; a nested block is a layer, named by `title(op, block)`,
-    inside the layer of the block that holds its op. `overlays` (the JSON of
+    `func @name`; a nested block is a layer inside the layer of the block
+    that holds its op, named as the report and the pictures name it
+    (`printer.penguin.titles.Titles`: `%while.16 (while): body [%region_2.10]`). `overlays` (the JSON of
     `overlays_json`) default to one: every dep edge of the module.
     `extra_attrs` adds side-panel rows to the nodes of those ids."""
     g = graph(module)
     entry = entry_function(module)
+    titles = Titles(every_block(module.functions))
     namespace: dict[int, str] = {}
-    for fn in g.functions:
-        namespace[id(fn)] = "" if fn.name == entry else f"func @{fn.name}"
-        stack = [fn]
-        while stack:  # blocks nest as deep as the program: an explicit stack
-            block = stack.pop()
-            for instr in block.instructions:
-                for inner in instr.blocks:
-                    outer = namespace[id(block)]
-                    namespace[id(inner)] = (outer + "/" if outer else "") + title(instr, inner).replace("/", "∕")
-                    stack.append(inner)
+    for block in every_block(g.functions):  # each block after the block that holds its op
+        if block.parent is None:
+            namespace[id(block)] = "" if block.name == entry else _layer(titles.of(block))
+        else:
+            outer = namespace[id(block.parent.parent)]
+            namespace[id(block)] = (outer + "/" if outer else "") + _layer(titles.of(block))
     ids = {id(n.obj): n.id for n in g.nodes}
     nodes: dict[str, dict] = {}
     for n in g.nodes:
@@ -95,6 +88,11 @@ def module_graph(module, graph_id: str, *, title: Callable[[Instruction, Block],
     # In either pane (Model Explorer offers a pane every graph's overlays; they draw where their ids are).
     tasks = {"edgeOverlaysDataListLeftPane": list(overlays), "edgeOverlaysDataListRightPane": list(overlays)}
     return {"id": graph_id, "nodes": list(nodes.values()), "tasksData": tasks}, ids
+
+
+def _layer(title: str) -> str:
+    """A title as one level of a namespace: Model Explorer splits namespaces at `/`."""
+    return title.replace("/", "∕")
 
 
 def _operand_positions(g):
