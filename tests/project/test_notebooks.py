@@ -6,6 +6,7 @@ stops a hung kernel."""
 from __future__ import annotations
 
 import functools
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
@@ -149,3 +150,12 @@ def test_notebooks_are_committed_without_outputs(name):
 
 def test_every_notebook_is_tested():
     assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == sorted(EXPECTED)
+
+
+def test_notebook_02_opens_the_jax_program_in_model_explorer():
+    """The served app, shown in the notebook: an iframe of the address the kernel's server gave."""
+    nb = run("02_jax_regression.ipynb")
+    shown = [out["data"]["text/html"] for cell in nb.cells for out in cell.get("outputs", [])
+             if "<iframe" in out.get("data", {}).get("text/html", "")]
+    assert len(shown) == 1, len(shown)
+    assert re.search(r'<iframe src="http://localhost:\d+/\?data=', shown[0]) and "Model Explorer at" in shown[0]
