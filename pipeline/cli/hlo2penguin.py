@@ -70,13 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "Graphviz is needed): each function "
                         "with a dep edge (the entry "
                         "function if the program has none), a panel each, with a panel under it for "
-                        "each nested block where a dep edge starts or ends")
+                        "each nested block that holds a dep edge or leads to one (the block of the op whose "
+                        "region holds it, and so on up)")
     p.add_argument("--plot-function", metavar="NAME", action="append",
                    help="with --plot: draw the function NAME instead (repeat for several); "
                         "a name the program lacks is an error that lists its functions")
     p.add_argument("--plot-nested", choices=("deps", "all", "none"),
                    help="with --plot: which nested blocks (a while's cond and body, a branch) get a "
-                        "panel under their function: deps = those where a dep edge starts or ends "
+                        "panel under their function: deps = those that hold a dep edge or lead to one "
                         "(default), all = every one, none = the functions' own blocks alone")
     p.add_argument("--explore", action="store_true",
                    help="after writing the output, serve the HLO as given and the Penguin program in Model "

@@ -198,12 +198,8 @@ def _hlo_title(instr, k: int, count: int, callee: str) -> str:
     instruction that calls it and its place there (XLA's roles), as `block_title` writes names."""
     from printer.penguin.titles import block_title
 
-    if instr.opcode == "while" and count == 2:
-        role = ("body", "cond")[k]
-    elif instr.opcode == "conditional":
-        role = f"branch {k}"
-    else:
-        role = "calls" if count == 1 else f"calls {k}"
+    # The printer's names of an op's regions: a while's `cond` and `body`, `region0`, `region1`… else.
+    role = ("body", "cond")[k] if instr.opcode == "while" and count == 2 else f"region{k}"
     return block_title(role, callee, caller=(instr.name, instr.opcode))
 
 

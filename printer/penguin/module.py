@@ -79,7 +79,8 @@ class Module:
         return serve({"graphCollections": [{"label": self.name, "graphs": [graph]}]}, name, port=port)
 
     def _repr_svg_(self) -> str | None:
-        """Jupyter's view: the graph of every function and every nested block,
+        """Jupyter's view: the graph of every function, and of the nested blocks
+        that hold a dep edge or lead to one (the rest counted in the title),
         as `printer.penguin.drawing.svg` writes it (the picture `plot` draws), at most _SVG_WIDTH_PT wide (it scales down, text with it).
         None (Jupyter shows the text repr) past _SVG_INSTRUCTIONS instructions:
         1,000 take seconds and megabytes; `drawing.plot(module, "graph.svg")` still
@@ -89,7 +90,7 @@ class Module:
             return None
         from printer.penguin import drawing  # on first display only
 
-        svg = drawing.svg(self, function=None, nested="all").decode()  # written as text: no matplotlib
+        svg = drawing.svg(self, function=None).decode()  # written as text: no matplotlib
         svg = svg[svg.index("<svg"):]  # the root alone, as IPython.display.SVG keeps it
         return _fit_width(svg, _SVG_WIDTH_PT)
 
