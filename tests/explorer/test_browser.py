@@ -77,11 +77,12 @@ def loaded_graphs(driver) -> dict:
 
 def pixels_near(png: bytes, color: str, within: int = 40) -> int:
     """How many pixels of the screenshot are within `within` (per channel) of `color`."""
+    import numpy as np
     from PIL import Image
 
-    image = Image.open(io.BytesIO(png)).convert("RGB")
-    want = tuple(int(color[k:k + 2], 16) for k in (1, 3, 5))
-    return sum(1 for p in image.getdata() if all(abs(a - b) <= within for a, b in zip(p, want)))
+    image = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
+    want = np.array([int(color[k:k + 2], 16) for k in (1, 3, 5)], dtype=np.int16)
+    return int(np.all(np.abs(image - want) <= within, axis=-1).sum())
 
 
 def keep(driver, name: str) -> None:
