@@ -174,3 +174,56 @@ def test_hlo2penguin_explore_serves_a_jax_program(chromium, tmp_path):
     base = url.split("/?", 1)[0]
     with pytest.raises(OSError):
         urllib.request.urlopen(base + "/check_health", timeout=5)
+
+
+def _training_step_module(blocks: int) -> str:
+    """XLA's module after copy insertion of a JAX training step: `blocks` scans of a small
+    two-matmul layer, their gradient and an update (60 blocks: about 30k instructions)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from pipeline import sources
+
+    def model(params, x):
+        def layer(h, w):
+            h = jnp.tanh(h @ w["a"] + w["b"])
+            h = h + jax.nn.softmax(h @ w["c"], axis=-1) @ w["c"].T
+            return h, h.sum()
+        for block in params:
+            x, s = jax.lax.scan(layer, x, block)
+            x = x.at[0].add(s[-1])
+        return (x ** 2).mean()
+
+    def step(params, x):
+        loss, grads = jax.value_and_grad(model)(params, x)
+        return loss, jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads)
+
+    width = 8
+    params = [{"a": np.full((3, width, width), 0.1, np.float32), "b": np.zeros((3, width), np.float32),
+               "c": np.full((3, width, width), 0.05, np.float32)} for _ in range(blocks)]
+    captured = sources.from_jax(step, params, np.ones((4, width), np.float32))
+    return max(captured.modules, key=lambda m: m.hlo_text.count(" = ")).hlo_text
+
+
+def test_a_training_step_of_30k_instructions_opens_with_its_spurious_edges_drawn(chromium):
+    """At scale, with an op inside a loop body selected: the page lays out the program, opens the
+    layer and draws the op's overlay edges (an overlay that drew all its edges would open every
+    layer they touch and stop the page). The chain is run with link #1 bundling and link #3
+    skipped, so that every dep edge is spurious."""
+    text = _training_step_module(60)
+    assert text.count(" = ") > 30_000
+    result = pipeline.run(text, pipeline.Options(flatten=False, bundle=True))
+    spurious = result.report.spurious
+    assert len(spurious) == result.report.dep_edges > 500
+    edge = spurious[len(spurious) // 2]
+    with explorer.explore(result, side_by_side=False, select=edge.successor) as served:
+        state = explorer.ui_state(explorer.PENGUIN_GRAPH, select=edge.successor)
+        text = open_page(chromium, model_url(served.base, served.name, [], state), "NODE INFO")
+        assert f"op name\n{edge.successor}\n" in text
+        drawn = pixels_near(chromium.get_screenshot_as_png(), explorer.FATE_COLORS["spurious"])
+        keep(chromium, "explorer-30k-spurious")
+        state = explorer.ui_state(explorer.PENGUIN_GRAPH)
+        counts = counts_shown(open_page(chromium, model_url(served.base, served.name, [], state)))
+    assert drawn > 50
+    assert counts == [program_nodes(result.module())]

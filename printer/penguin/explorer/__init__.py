@@ -23,6 +23,12 @@ from printer.penguin.drawing.model import DEP_COLOR, GNode, entry_function, grap
 from printer.penguin.graph import Instruction
 from printer.penguin.titles import Titles, every_block
 
+# An overlay of more edges than this draws, while an op is selected, only
+# the edges of that op: drawing every edge of an overlay makes Model Explorer
+# open every layer that holds an end of one, and a module of a real training
+# step then lays out tens of thousands of ops at once (its page stops).
+CONNECTED_ONLY = 100
+
 # An attribute's text past this many characters is cut in the browser's side
 # panel (a constant's values can run to megabytes): its length is said instead.
 ATTRIBUTE_CHARS = 200
@@ -38,6 +44,7 @@ class Overlay:
 
     def as_json(self) -> dict:
         return {"name": self.name, "edgeColor": self.color, "edgeWidth": 2, "edgeLabelFontSize": 7.5,
+                "showEdgesConnectedToSelectedNodeOnly": len(self.edges) > CONNECTED_ONLY,
                 "edges": [{"sourceNodeId": s, "targetNodeId": t, "label": label or None} for s, t, label in self.edges]}
 
 
