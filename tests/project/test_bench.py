@@ -80,6 +80,17 @@ def test_the_round_trip_figures_alone(capsys):
         assert abs(r["ratio"] - r["ours_s"] / r["anchor_s"]) <= 0.01 + 0.01 * r["ratio"] + 1e-5 / r["anchor_s"]
 
 
+def test_the_explorer_figures_alone(capsys):
+    """`--explorer`: X at each size (the conversion against the chain run it shows) and X growth."""
+    assert main(["--explorer", "--sizes", "300,1200", "--repeat", "1", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["figure"], r["size"]) for r in rows] == [("X", 300), ("X", 1200), ("X growth", 1200)]
+    x_small, x_large, growth = rows
+    for r in (x_small, x_large):
+        assert r["ours_s"] > 0 and r["anchor_s"] > 0
+    assert abs(growth["growth"] - x_large["ours_s"] / x_small["ours_s"]) <= 0.01 * growth["growth"] + 0.01
+
+
 def test_the_process_figures_alone_with_p5_step_by_step(capsys):
     """`--processes`: M and P5 at each size, and P5's steps as the command
     reports them (`--timings`), which with the process's start and end make
