@@ -117,3 +117,25 @@ def test_a_chain_result_and_a_module_open_in_a_notebook(model_explorer):
     with module.explore() as served:
         (graph,) = _served_graph(served).values()
         assert len(graph["nodes"]) == program_nodes(module)
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--explore"], "--explore: Model Explorer is not installed: pip install 'hlo2penguin[explorer]'"),
+    (["--explore-port", "8090"], "--explore-port says where --explore serves: give --explore too"),
+    (["--explore", "--emit", "hlo"], "--explore shows the HLO beside its Penguin program, and --emit hlo stops"),
+])
+def test_explore_s_usage_errors_are_one_line_before_the_chain_runs(argv, said, monkeypatch, capsys, tmp_path):
+    """Without the extra (Model Explorer made unfindable here), or with a flag it cannot use: exit 2,
+    one line, no output file."""
+    import importlib.util
+
+    from pipeline.cli.hlo2penguin import main
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "model_explorer" else find_spec(name, *a))
+    out = tmp_path / "out.py"
+    assert main([*argv, "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("hlo2penguin: error: " + said), err
+    assert not out.exists()
