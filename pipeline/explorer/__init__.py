@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 from printer.penguin.drawing.model import DEP_COLOR
 from printer.penguin.explorer import Overlay, cut, module_graph, overlays_json
-from printer.penguin.explorer.serve import ExplorerError, Served, available, serve
+from printer.penguin.explorer.serve import ExplorerError, Served, available, model_name, serve
 
 __all__ = ["chain_graphs", "module_graphs", "explore", "ui_state", "Served", "ExplorerError", "available",
            "FATE_COLORS", "HLO_GRAPH", "PENGUIN_GRAPH"]
@@ -352,13 +352,5 @@ def explore(result, *, port: int | None = None, host: str = "localhost", side_by
     graphs, node_data = chain_graphs(result)
     has_hlo = len(graphs["graphCollections"][0]["graphs"]) > 1
     state = ui_state(PENGUIN_GRAPH, select=select, beside=HLO_GRAPH if side_by_side and has_hlo else None)
-    return serve(graphs, _model_name(result.source), node_data=node_data, port=port, host=host,
+    return serve(graphs, model_name(result.source), node_data=node_data, port=port, host=host,
                  extensions=("pipeline.explorer",), ui_state=state)
-
-
-def _model_name(source: str) -> str:
-    """A name for the served model: the input's file name, without what a URL path cannot hold."""
-    import os
-
-    base = os.path.basename(source.rstrip("/")) or source
-    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in base).strip("_") or "module"

@@ -72,11 +72,11 @@ class Module:
         edge an overlay (`printer.penguin.explorer`; the `explorer` extra): a
         `Served`, which Jupyter shows in the notebook; `.close()` stops it."""
         from printer.penguin.explorer import module_graph
-        from printer.penguin.explorer.serve import serve
+        from printer.penguin.explorer.serve import model_name, serve
 
         graph, _ = module_graph(self, "Penguin program")
-        name = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in self.name) or "module"
-        return serve({"graphCollections": [{"label": self.name, "graphs": [graph]}]}, name, port=port)
+        return serve({"graphCollections": [{"label": self.name, "graphs": [graph]}]}, model_name(self.name),
+                     port=port)
 
     def _repr_svg_(self) -> str | None:
         """Jupyter's view: the graph of every function, and of the nested blocks

@@ -70,7 +70,7 @@ def real(request):
 
 def test_the_hlo_graph_is_xla_s_module_and_its_control_edges(real):
     hlo = graphs_of(real)[explorer.HLO_GRAPH]
-    names, edges = xla_printed(real.hlo_text_read if hasattr(real, "hlo_text_read") else _read_text(real))
+    names, edges = xla_printed(_read_text(real))
     assert {n["label"] for n in hlo["nodes"]} == names
     assert overlays(hlo)["every control edge"] == {("%" + a, "%" + b) for a, b in edges}
     assert edges, "a module without control edges tests nothing here"

@@ -30,6 +30,7 @@ import pytest
 
 import pipeline
 from paths import NEWER_XLA, PIPELINE_DUMPS
+from pipeline.chain.example import EXAMPLE_HLO
 from printer.penguin.titles import block_title
 
 SCRIPT = shutil.which("hlo2penguin", path=os.path.dirname(sys.executable))
@@ -45,28 +46,7 @@ MODULES = [
 SVG = "{http://www.w3.org/2000/svg}"
 
 # Two whiles call one body: the report names it by the first and says how many more call it.
-TWO_LOOPS = """HloModule two_loops
-
-%body (state: (s32[], f32[4])) -> (s32[], f32[4]) {
-  %state = (s32[], f32[4]{0}) parameter(0)
-  %i = s32[] get-tuple-element(%state), index=0
-  %one = s32[] constant(1)
-  %next = s32[] add(%i, %one)
-  %buf = f32[4]{0} get-tuple-element(%state), index=1
-  %twice = f32[4]{0} add(%buf, %buf)
-  %copy.buf = f32[4]{0} copy(%buf)
-  %copy.twice = f32[4]{0} copy(%twice), control-predecessors={%copy.buf}
-  ROOT %out = (s32[], f32[4]{0}) tuple(%next, %copy.twice)
-}
-
-%cond (state.1: (s32[], f32[4])) -> pred[] {
-  %state.1 = (s32[], f32[4]{0}) parameter(0)
-  %i.1 = s32[] get-tuple-element(%state.1), index=0
-  %limit = s32[] constant(3)
-  ROOT %lt = pred[] compare(%i.1, %limit), direction=LT
-}
-
-ENTRY %main.9 (x: f32[4]) -> (f32[4], f32[4]) {
+TWO_LOOPS = "HloModule two_loops\n\n" + EXAMPLE_HLO[EXAMPLE_HLO.index("%body "):EXAMPLE_HLO.index("ENTRY")] + """ENTRY %main.9 (x: f32[4]) -> (f32[4], f32[4]) {
   %x = f32[4]{0} parameter(0)
   %zero = s32[] constant(0)
   %init = (s32[], f32[4]{0}) tuple(%zero, %x)

@@ -51,6 +51,13 @@ def free_port(host: str = "localhost") -> int:
         return s.getsockname()[1]
 
 
+def model_name(text: str) -> str:
+    """A name for a served model (it goes into the app's URL): `text`'s last path part, with
+    what a URL path cannot hold made `_`."""
+    base = os.path.basename(text.rstrip("/")) or text
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in base).strip("_") or "module"
+
+
 def model_url(base: str, name: str, node_data: list[str] = (), ui_state: dict | None = None) -> str:
     """The address that opens the served graphs `name` (and its node data)
     directly: Model Explorer's `?data=` parameter, as its config writes it."""
